@@ -1,0 +1,25 @@
+# robot_core: the two commands of the README are `make demo` and `make test`.
+# Both run `make setup` first, which is idempotent (seconds when nothing changed).
+VENV := .venv
+PY := $(VENV)/bin/python
+export PYTHON
+
+.PHONY: setup demo test lint bench clean
+
+setup:
+	@sh scripts/setup.sh
+
+demo: setup
+	@$(PY) -m robot_core.demo
+
+test: setup
+	@$(PY) -m pytest -q -p no:cacheprovider
+
+lint: setup
+	@$(VENV)/bin/ruff check .
+
+bench: setup
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build

@@ -1,0 +1,57 @@
+"""Pytest fixtures shared by all robot_core tests (see ros_harness.py for the machinery)."""
+
+from __future__ import annotations
+
+import site
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ros_harness import REPO, NodeProcess, RosTestContext, isolate_ros_environment
+
+# Before anything imports rclpy: this session gets its own domain and localhost-only discovery.
+DOMAIN_ID = isolate_ros_environment()
+
+URDF_DIR = REPO / "urdf"
+ERD_ROBOTS = None
+for _cand in (
+    Path(p) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+    for p in site.getsitepackages()
+):
+    if _cand.is_dir():
+        ERD_ROBOTS = _cand
+        break
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"robot_core: ROS_DOMAIN_ID={DOMAIN_ID}, ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
+
+
+@pytest.fixture
+def ros() -> Iterator[RosTestContext]:
+    """A fresh rclpy context with a background executor; nodes made with ros.node() are cleaned up."""
+    pytest.importorskip("rclpy")
+    ctx = RosTestContext()
+    try:
+        yield ctx
+    finally:
+        ctx.shutdown()
+
+
+@pytest.fixture
+def processes() -> Iterator[list[NodeProcess]]:
+    """Collects NodeProcess objects a test starts and stops all of them, whatever happens."""
+    procs: list[NodeProcess] = []
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            p.stop()
+
+
+@pytest.fixture(scope="session")
+def erd_robots() -> Path:
+    """Folder of example-robot-data's robots (Panda, UR5, PR2 ...)."""
+    if ERD_ROBOTS is None:
+        pytest.skip("example-robot-data is not installed in this environment")
+    return ERD_ROBOTS

@@ -1,0 +1,184 @@
+"""Shared test harness: ROS isolation, background executors, deadlines, and node subprocesses.
+
+Every test that talks DDS goes through here so that test runs never see each other's traffic
+(own ROS_DOMAIN_ID, localhost-only discovery), never sleep to synchronise (``wait_for``), and
+never leave a process behind (``NodeProcess`` kills its whole process group).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def isolate_ros_environment() -> int:
+    """Give this test session a domain of its own; children inherit it through os.environ."""
+    if "ROBOT_CORE_TEST_DOMAIN" not in os.environ:
+        # Fast DDS maps a domain to ports 7400 + 250 * id; ids above 101 overflow the port range
+        # when many participants run, so pick from 1..100 by pid to keep parallel sessions apart.
+        os.environ["ROBOT_CORE_TEST_DOMAIN"] = str(1 + os.getpid() % 100)
+    os.environ["ROS_DOMAIN_ID"] = os.environ["ROBOT_CORE_TEST_DOMAIN"]
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ.pop("ROS_STATIC_PEERS", None)
+    os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+    os.environ["PYTHONUNBUFFERED"] = "1"
+    return int(os.environ["ROS_DOMAIN_ID"])
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 10.0, what: str = "condition",
+             poll: float = 0.005) -> Any:
+    """Poll condition until it returns a truthy value; fail with `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}")
+        time.sleep(poll)
+
+
+def wait_future(future: Any, timeout: float = 10.0, what: str = "future") -> Any:
+    """Wait for an rclpy Future that a background executor completes."""
+    wait_for(future.done, timeout, what)
+    exc = future.exception()
+    if exc is not None:
+        raise exc
+    return future.result()
+
+
+class RosTestContext:
+    """An rclpy context with a multi-threaded executor spinning in a background thread."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import MultiThreadedExecutor
+
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
+        self.nodes: list[Any] = []
+        self._thread = threading.Thread(target=self._spin, daemon=True, name="ros-test-executor")
+        self._thread.start()
+
+    def _spin(self) -> None:
+        from rclpy.executors import ExternalShutdownException
+
+        with contextlib.suppress(ExternalShutdownException, KeyboardInterrupt):
+            while self.context.ok():
+                self.executor.spin_once(timeout_sec=0.05)
+
+    def node(self, name: str, **kwargs: Any) -> Any:
+        """Create a node in this context and spin it."""
+        import rclpy
+
+        node = rclpy.create_node(name, context=self.context, **kwargs)
+        return self.add(node)
+
+    def add(self, node: Any) -> Any:
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def shutdown(self) -> None:
+        for node in self.nodes:
+            with contextlib.suppress(Exception):
+                self.executor.remove_node(node)
+                node.destroy_node()
+        self.nodes.clear()
+        with contextlib.suppress(Exception):
+            self.context.try_shutdown()
+        self._thread.join(timeout=5)
+        with contextlib.suppress(Exception):
+            self.executor.shutdown(timeout_sec=1)
+
+
+class NodeProcess:
+    """A console-script node (or any command) in its own process group, always stopped.
+
+    Output goes to a log file that is printed when the test fails to find a condition, so a
+    failing integration test shows what the node said.
+    """
+
+    def __init__(self, args: list[str], name: str | None = None, env: dict[str, str] | None = None,
+                 cwd: str | Path | None = None) -> None:
+        self.args = args
+        self.name = name or Path(args[0]).name
+        self.log_path = Path(tempfile.mkstemp(prefix=f"robot_core_{self.name}_", suffix=".log")[1])
+        self._log = self.log_path.open("w")
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, env=full_env,
+                                     cwd=str(cwd) if cwd else None, start_new_session=True)
+
+    @classmethod
+    def console_script(cls, script: str, *args: str, **kwargs: Any) -> NodeProcess:
+        """Start one of robot_core's console scripts from the venv that runs the tests."""
+        exe = Path(sys.executable).parent / script
+        if not exe.exists():
+            raise FileNotFoundError(f"console script '{script}' not found next to {sys.executable}")
+        return cls([str(exe), *args], name=script, **kwargs)
+
+    @classmethod
+    def python(cls, script: str | Path, *args: str, **kwargs: Any) -> NodeProcess:
+        return cls([sys.executable, str(script), *args], name=Path(script).stem, **kwargs)
+
+    def output(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def wait_for_output(self, text: str, timeout: float = 20.0) -> None:
+        try:
+            wait_for(lambda: text in self.output() or not self.alive(), timeout, f"'{text}' from {self.name}")
+        except TimeoutError:
+            raise TimeoutError(f"{self.name} did not print '{text}'; output:\n{self.output()[-3000:]}") from None
+        if text not in self.output():
+            raise RuntimeError(f"{self.name} exited ({self.proc.returncode}) before printing '{text}':\n"
+                               f"{self.output()[-3000:]}")
+
+    def stop(self, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:
+        """Signal the process group, escalate to SIGKILL, and return the exit code."""
+        if self.proc.poll() is None:
+            for s, wait in ((sig, timeout), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, s)
+                try:
+                    self.proc.wait(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        # Children that escaped to their own group are still in ours unless they setsid'ed.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self._log.close()
+        return self.proc.returncode
+
+    def __enter__(self) -> NodeProcess:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def node_processes(*procs: NodeProcess) -> Iterator[tuple[NodeProcess, ...]]:
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            p.stop()
