@@ -1,0 +1,182 @@
+"""``robot-core`` command line: one function per subcommand, registered in SUBCOMMANDS.
+
+To add a subcommand, write ``configure(parser)`` and ``run(args) -> int`` functions and add them to
+SUBCOMMANDS (or call :func:`register`). Bad robot descriptions end in one line on stderr naming
+file:line: element: problem, and exit code 2 - never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from robot_core.model.robot_model import RobotModel, RobotModelError, RobotModelWarning
+
+EXIT_BAD_INPUT = 2
+
+
+@dataclass
+class Subcommand:
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+SUBCOMMANDS: dict[str, Subcommand] = {}
+
+
+def register(name: str, help: str, configure: Callable[[argparse.ArgumentParser], None],
+             run: Callable[[argparse.Namespace], int]) -> None:
+    SUBCOMMANDS[name] = Subcommand(help, configure, run)
+
+
+# --- shared robot-loading options -----------------------------------------------------------------------------
+def add_robot_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--package-dir", action="append", default=[], metavar="DIR",
+                        help="where to look for ROS packages (package:// and $(find)); repeatable")
+    parser.add_argument("--floating", action="store_true", help="let the root link float instead of fixing it")
+    parser.add_argument("--merge-kinematic-links", action="store_true",
+                        help="merge links without <inertial> on fixed joints into their parent")
+    parser.add_argument("--density", type=float, default=None,
+                        help="compute missing mass properties from visual shapes at this density (kg/m^3)")
+    parser.add_argument("--arg", action="append", default=[], metavar="NAME:=VALUE", help="xacro argument")
+
+
+def load_from_args(path: str, args: argparse.Namespace) -> RobotModel:
+    from robot_core.model.loader import load_robot
+
+    mappings = {}
+    for item in args.arg:
+        name, sep, value = item.partition(":=")
+        if not sep:
+            raise RobotModelError(f"xacro argument '{item}' must look like NAME:=VALUE")
+        mappings[name] = value
+    return load_robot(path, args.package_dir or None, fixed_base=not args.floating,
+                      merge_kinematic_links=args.merge_kinematic_links, density=args.density,
+                      mappings=mappings or None)
+
+
+# --- describe ---------------------------------------------------------------------------------------------------
+def _limit_text(joint) -> str:
+    lim = joint.limit
+    unit = "m" if joint.type == "prismatic" else "rad"
+    if joint.type == "continuous" or lim is None or lim.lower is None:
+        rng = "unbounded"
+    else:
+        rng = f"[{lim.lower:g}, {lim.upper:g}] {unit}"
+    extra = ""
+    if lim is not None:
+        extra = f", effort {lim.effort:g}, velocity {lim.velocity:g}"
+    return rng + extra
+
+
+def describe(model: RobotModel) -> str:
+    """A readable summary: kinematic tree, DOFs with limits, mass, root-to-leaf chains."""
+    lines = [f"robot '{model.name}' ({model.source_file})",
+             f"  base: {'fixed to the world' if model.fixed_base else 'floating'}",
+             f"  links: {len(model.links)}, joints: {len(model.joints)}, total mass: {model.total_mass():.4g} kg",
+             "", "tree:"]
+    root = model.root_link
+
+    def walk(link: str, depth: int) -> None:
+        for joint in model.child_joints(link):
+            tag = f" mimics {joint.mimic.joint}" if joint.mimic else ""
+            lines.append(f"{'  ' * depth}  +- [{joint.name}: {joint.type}{tag}] {joint.child}")
+            walk(joint.child, depth + 1)
+
+    lines.append(f"  {root}")
+    walk(root, 1)
+    lines += ["", f"degrees of freedom ({len(model.actuated_joint_names())} actuated):"]
+    for joint in model.movable_joints():
+        mimic = f" (mimic of {joint.mimic.joint} x{joint.mimic.multiplier:g} + {joint.mimic.offset:g})" \
+            if joint.mimic else ""
+        init = "" if joint.initial_position is None else f", initial {joint.initial_position:g}"
+        axis = " ".join(f"{v:g}" for v in joint.axis)
+        lines.append(f"  {joint.name:28s} {joint.type:10s} axis ({axis}) {_limit_text(joint)}{init}{mimic}")
+    lines += ["", "chains (root to each leaf):"]
+    for leaf in model.leaf_links():
+        if leaf == root:
+            continue
+        chain = model.chain(root, leaf)
+        movable = sum(1 for j in chain if j.is_movable)
+        lines.append(f"  {root} -> {leaf} ({movable} movable joints): " + " -> ".join(j.name for j in chain))
+    if model.ros2_control:
+        lines += ["", "ros2_control:"]
+        for block in model.ros2_control:
+            lines.append(f"  {block.name} ({block.type}, {block.plugin or 'no plugin'}): "
+                         f"{', '.join(j.name for j in block.joints)}")
+    nodes = model.rbc_nodes()
+    if nodes:
+        n_vars = sum(len(n.vars) for n in nodes)
+        lines += ["", f"rbc: {n_vars} vars in {len(nodes)} <rbc> tags on "
+                      f"{len({n.joint for n in nodes})} joints; drivers: {', '.join(sorted({n.node for n in nodes}))}"]
+    if model.transmissions:
+        lines += ["", f"transmissions: {len(model.transmissions)}"]
+    return "\n".join(lines)
+
+
+def _configure_describe(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="robot description (.urdf, .xacro, .urdf.xacro, .g)")
+    add_robot_options(parser)
+
+
+def _run_describe(args: argparse.Namespace) -> int:
+    print(describe(load_from_args(args.file, args)))
+    return 0
+
+
+# --- convert ----------------------------------------------------------------------------------------------------
+def _configure_convert(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("input", help="robot description to read (.urdf, .xacro, .urdf.xacro, .g)")
+    parser.add_argument("output", help="file to write; the format follows the extension (.urdf, .g)")
+    add_robot_options(parser)
+
+
+def _run_convert(args: argparse.Namespace) -> int:
+    from robot_core.model.loader import save_robot
+
+    model = load_from_args(args.input, args)
+    save_robot(model, args.output)
+    print(f"wrote {args.output} ({len(model.links)} links, {len(model.joints)} joints)")
+    return 0
+
+
+register("describe", "summarise a robot description: tree, DOFs, mass, chains", _configure_describe, _run_describe)
+register("convert", "convert a robot description between formats (by extension)", _configure_convert, _run_convert)
+
+
+# --- entry point ------------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="robot-core", description="robot_core command line tools")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, cmd in SUBCOMMANDS.items():
+        cmd.configure(sub.add_parser(name, help=cmd.help, description=cmd.help))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RobotModelWarning)
+        try:
+            status = SUBCOMMANDS[args.command].run(args)
+        except RobotModelError as exc:
+            status = EXIT_BAD_INPUT
+            print(f"error: {exc}", file=sys.stderr)
+        except OSError as exc:
+            status = EXIT_BAD_INPUT
+            print(f"error: {exc}", file=sys.stderr)
+    for w in caught:
+        if issubclass(w.category, RobotModelWarning):
+            print(f"warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""RobotModel -> URDF XML, writing everything the reader reads so that read(write(model)) == model.
+
+Numbers are written with Python's shortest round-trip repr, so nothing is lost to formatting.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from robot_core.model.robot_model import (
+    Geometry,
+    Inertial,
+    Joint,
+    Link,
+    Material,
+    Pose,
+    RbcNode,
+    RobotModel,
+    Ros2Control,
+    Ros2ControlInterface,
+    Transmission,
+)
+
+
+def fmt(value: float) -> str:
+    """Shortest text that parses back to exactly ``value``."""
+    v = float(value)
+    if v == 0.0:
+        return "0"  # also folds -0.0
+    text = repr(v)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def fmt_vec(values) -> str:
+    return " ".join(fmt(v) for v in np.asarray(values, dtype=float).ravel())
+
+
+def _sub(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:
+    return ET.SubElement(parent, tag, {k: v for k, v in attrs.items() if v is not None})
+
+
+def _origin(parent: ET.Element, pose: Pose, always: bool = False) -> None:
+    if always or not pose.is_identity():
+        _sub(parent, "origin", xyz=fmt_vec(pose.xyz), rpy=fmt_vec(pose.rpy))
+
+
+def _geometry(parent: ET.Element, geo: Geometry) -> None:
+    el = _sub(parent, "geometry")
+    if geo.kind == "box":
+        _sub(el, "box", size=fmt_vec(geo.size))
+    elif geo.kind in ("cylinder", "capsule"):
+        _sub(el, geo.kind, radius=fmt(geo.radius), length=fmt(geo.length))
+    elif geo.kind == "sphere":
+        _sub(el, "sphere", radius=fmt(geo.radius))
+    elif geo.kind == "mesh":
+        mesh = _sub(el, "mesh", filename=geo.filename)
+        if not np.allclose(geo.scale, 1.0, rtol=0.0, atol=0.0):
+            mesh.set("scale", fmt_vec(geo.scale))
+    else:
+        raise ValueError(f"cannot write geometry kind '{geo.kind}'")
+
+
+def _same_material(a: Material, b: Material) -> bool:
+    rgba_equal = (a.rgba is None and b.rgba is None) or (
+        a.rgba is not None and b.rgba is not None and np.array_equal(a.rgba, b.rgba)
+    )
+    return a.name == b.name and a.texture == b.texture and rgba_equal
+
+
+def _material(parent: ET.Element, mat: Material, model: RobotModel, by_reference: bool) -> None:
+    el = _sub(parent, "material", name=mat.name)
+    known = model.materials.get(mat.name)
+    if by_reference and known is not None and _same_material(known, mat):
+        return
+    if mat.rgba is not None:
+        _sub(el, "color", rgba=fmt_vec(mat.rgba))
+    if mat.texture:
+        _sub(el, "texture", filename=mat.texture)
+
+
+def _inertial(parent: ET.Element, inertial: Inertial) -> None:
+    el = _sub(parent, "inertial")
+    _origin(el, inertial.origin, always=True)
+    _sub(el, "mass", value=fmt(inertial.mass))
+    i = np.asarray(inertial.inertia, dtype=float)
+    _sub(el, "inertia", ixx=fmt(i[0, 0]), ixy=fmt(i[0, 1]), ixz=fmt(i[0, 2]), iyy=fmt(i[1, 1]), iyz=fmt(i[1, 2]),
+         izz=fmt(i[2, 2]))
+
+
+def _link(parent: ET.Element, link: Link, model: RobotModel) -> None:
+    el = _sub(parent, "link", name=link.name)
+    if link.inertial is not None:
+        _inertial(el, link.inertial)
+    for vis in link.visuals:
+        v = _sub(el, "visual", name=vis.name or None)
+        _origin(v, vis.origin)
+        _geometry(v, vis.geometry)
+        if vis.material is not None:
+            _material(v, vis.material, model, by_reference=True)
+    for col in link.collisions:
+        c = _sub(el, "collision", name=col.name or None)
+        _origin(c, col.origin)
+        _geometry(c, col.geometry)
+
+
+def _opt(value: float | None) -> str | None:
+    return None if value is None else fmt(value)
+
+
+def _rbc(parent: ET.Element, node: RbcNode) -> None:
+    el = _sub(parent, "rbc", node=node.node)
+    for var in node.vars:
+        v = _sub(el, "var", name=var.name, init=fmt(var.init), topic=var.topic, type=var.type)
+        m = var.msg
+        _sub(v, "msg", type=m.type, field=m.field, field_array="true" if m.field_array else "false",
+             index=str(m.index), index_type=m.index_type)
+
+
+def _joint(parent: ET.Element, joint: Joint) -> None:
+    el = _sub(parent, "joint", name=joint.name, type=joint.type)
+    _origin(el, joint.origin)
+    _sub(el, "parent", link=joint.parent)
+    _sub(el, "child", link=joint.child)
+    if joint.type in ("revolute", "continuous", "prismatic", "planar") or not np.array_equal(joint.axis, [1, 0, 0]):
+        _sub(el, "axis", xyz=fmt_vec(joint.axis))
+    if joint.calibration is not None:
+        c = joint.calibration
+        _sub(el, "calibration", rising=_opt(c.rising), falling=_opt(c.falling),
+             reference_position=_opt(c.reference_position))
+    if joint.dynamics is not None:
+        _sub(el, "dynamics", damping=fmt(joint.dynamics.damping), friction=fmt(joint.dynamics.friction))
+    if joint.limit is not None:
+        lim = joint.limit
+        _sub(el, "limit", lower=_opt(lim.lower), upper=_opt(lim.upper), effort=fmt(lim.effort),
+             velocity=fmt(lim.velocity))
+    if joint.mimic is not None:
+        _sub(el, "mimic", joint=joint.mimic.joint, multiplier=fmt(joint.mimic.multiplier),
+             offset=fmt(joint.mimic.offset))
+    if joint.safety_controller is not None:
+        s = joint.safety_controller
+        _sub(el, "safety_controller", soft_lower_limit=fmt(s.soft_lower_limit),
+             soft_upper_limit=fmt(s.soft_upper_limit), k_position=fmt(s.k_position), k_velocity=fmt(s.k_velocity))
+    for node in joint.rbc:
+        _rbc(el, node)
+
+
+def _transmission(parent: ET.Element, trans: Transmission) -> None:
+    el = _sub(parent, "transmission", name=trans.name)
+    _sub(el, "type").text = trans.type
+    for j in trans.joints:
+        je = _sub(el, "joint", name=j.name)
+        for hi in j.hardware_interfaces:
+            _sub(je, "hardwareInterface").text = hi
+    for a in trans.actuators:
+        ae = _sub(el, "actuator", name=a.name)
+        _sub(ae, "mechanicalReduction").text = fmt(a.mechanical_reduction)
+        for hi in a.hardware_interfaces:
+            _sub(ae, "hardwareInterface").text = hi
+
+
+def _params(parent: ET.Element, params: dict[str, str]) -> None:
+    for name, value in params.items():
+        _sub(parent, "param", name=name).text = value
+
+
+def _interface(parent: ET.Element, tag: str, iface: Ros2ControlInterface) -> None:
+    el = _sub(parent, tag, name=iface.name)
+    if iface.data_type != "double":
+        el.set("data_type", iface.data_type)
+    params = dict(iface.params)
+    for key in ("min", "max", "initial_value"):
+        value = getattr(iface, key)
+        if value is not None and key not in params:
+            params[key] = fmt(value)
+    _params(el, params)
+
+
+def _ros2_control(parent: ET.Element, block: Ros2Control) -> None:
+    el = _sub(parent, "ros2_control", name=block.name, type=block.type)
+    hw = _sub(el, "hardware")
+    _sub(hw, "plugin").text = block.plugin
+    _params(hw, block.hardware_params)
+    for j in block.joints:
+        je = _sub(el, "joint", name=j.name)
+        for iface in j.command_interfaces:
+            _interface(je, "command_interface", iface)
+        for iface in j.state_interfaces:
+            _interface(je, "state_interface", iface)
+        _params(je, j.params)
+    for tag, items in (("sensor", block.sensors), ("gpio", block.gpios)):
+        for s in items:
+            se = _sub(el, tag, name=s.name)
+            for iface in s.command_interfaces:
+                _interface(se, "command_interface", iface)
+            for iface in s.state_interfaces:
+                _interface(se, "state_interface", iface)
+            _params(se, s.params)
+
+
+def write_urdf(model: RobotModel) -> str:
+    """The URDF XML text of ``model`` (links, joints, materials, transmissions, ros2_control, rbc tags)."""
+    root = ET.Element("robot", {"name": model.name})
+    for mat in model.materials.values():
+        _material(root, mat, model, by_reference=False)
+    for link in model.links.values():
+        _link(root, link, model)
+    for joint in model.joints.values():
+        _joint(root, joint)
+    for trans in model.transmissions:
+        _transmission(root, trans)
+    for block in model.ros2_control:
+        _ros2_control(root, block)
+    ET.indent(root, "  ")
+    return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
