@@ -1,1 +1,7 @@
+"""Kinematics and dynamics on a RobotModel (FK, Jacobian, IK, inverse dynamics), computed with MuJoCo."""
 
+from robot_core.kinematics.chain import SerialKinematicChain
+from robot_core.kinematics.ik import IKResult, IKStatus
+from robot_core.kinematics.tree import TreeKinematics
+
+__all__ = ["IKResult", "IKStatus", "SerialKinematicChain", "TreeKinematics"]

@@ -1,0 +1,424 @@
+"""SerialKinematicChain: FK, Jacobian, IK and inverse dynamics of one base->tip chain of a RobotModel.
+
+The queries run on a private MuJoCo model of the *whole* robot (built by robot_core.physics.builder
+without geometry, base welded to the world), so the dynamics include every body the chain's joints carry
+-- links past the tip, side branches, fixed frames -- and equal the simulator's rigid-body model.
+
+Conventions:
+- Joint order: the chain's movable scalar joints (revolute, continuous, prismatic) from base to tip.
+  Fixed joints in the chain are allowed; planar/floating joints inside a chain are rejected.
+- Frames: every pose, Jacobian and wrench is expressed in the **base_link frame**. The base need not be
+  the root; it is fixed in space because only joints *above* it could move it and those are held.
+- Held joints: robot joints not in the chain are held at ``hold_positions[name]`` if given, else the
+  joint's ``initial_position`` (from ``<ros2_control>`` initial_value or a ``.g`` q), else 0; mimic
+  joints outside the chain follow their master's held value. Mimic relations are *not* enforced between
+  chain coordinates: every chain joint is an independent input.
+- A floating-base robot is treated as fixed at its root (gravity along -z of the root frame).
+- Dynamics are rigid-body only (no joint damping/friction, no rotor inertia), like Pinocchio's RNEA.
+- Not thread-safe: one private MjData per chain. Use one chain per thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import mujoco
+import numpy as np
+
+from robot_core.kinematics.ik import (
+    RECOVERY_ATTEMPTS,
+    IKResult,
+    orientation_error_vector,
+    solve_ik,
+    solve_ik_with_restarts,
+)
+from robot_core.model.robot_model import Joint, RobotModel, RobotModelError, SourceRef
+from robot_core.physics.builder import BuiltModel, build_model
+
+
+def build_query_model(model: RobotModel) -> BuiltModel:
+    """Geometry-free, fixed-base MuJoCo model used for kinematics and dynamics queries."""
+    return build_model(model, fixed_base=True, include_visuals=False, include_collisions=False)
+
+
+def held_qpos(built: BuiltModel, hold_positions: dict[str, float] | None = None) -> np.ndarray:
+    """qpos with every joint at its held value (see module docstring)."""
+    robot = built.robot
+    q = built.initial_qpos()
+    for name, value in (hold_positions or {}).items():
+        ji = built.joints.get(name)
+        if ji is None:
+            raise RobotModelError(f"hold_positions names unknown joint '{name}' of robot '{robot.name}'",
+                                  SourceRef(robot.source_file))
+        q[ji.qpos_adr : ji.qpos_adr + ji.nq] = value
+    for j in robot.joints.values():
+        if j.mimic is not None and j.is_scalar and j.name not in (hold_positions or {}):
+            master = built.joints.get(j.mimic.joint)
+            if master is not None and master.nq == 1:
+                q[built.joints[j.name].qpos_adr] = j.mimic.offset + j.mimic.multiplier * q[master.qpos_adr]
+    return q
+
+
+def _as_slice(idx: np.ndarray) -> slice | np.ndarray:
+    """A slice when indices are contiguous ascending (numpy slicing is a view and much cheaper)."""
+    if len(idx) and np.array_equal(idx, np.arange(idx[0], idx[0] + len(idx))):
+        return slice(int(idx[0]), int(idx[0]) + len(idx))
+    return idx
+
+
+class SerialKinematicChain:
+    """An open serial chain base_link -> tip_link (see module docstring for frames and conventions)."""
+
+    def __init__(self, model: RobotModel, base_link: str, tip_link: str, *,
+                 hold_positions: dict[str, float] | None = None, built: BuiltModel | None = None):
+        joints = model.chain(base_link, tip_link)
+        self._init(model, base_link, tip_link, joints, hold_positions, built)
+
+    @classmethod
+    def from_joint_list(cls, model: RobotModel, joint_names: list[str], links: list[str] | None = None, *,
+                        hold_positions: dict[str, float] | None = None,
+                        built: BuiltModel | None = None) -> SerialKinematicChain:
+        """The second AGX constructor: joints in order, joint[i] connecting links[i] -> links[i+1].
+
+        ``joint_names`` may include fixed joints. ``links`` (len = len(joint_names) + 1) is optional and,
+        when given, is checked against the joints.
+        """
+        src = SourceRef(model.source_file)
+        if not joint_names:
+            raise RobotModelError("a serial chain needs at least one joint", src)
+        joints: list[Joint] = []
+        for name in joint_names:
+            if name not in model.joints:
+                raise RobotModelError(f"unknown joint '{name}' in robot '{model.name}'", src)
+            joints.append(model.joints[name])
+        for a, b in itertools.pairwise(joints):
+            if a.child != b.parent:
+                raise RobotModelError(f"joints '{a.name}' (child '{a.child}') and '{b.name}' (parent '{b.parent}') "
+                                      f"are not connected", src)
+        if links is not None:
+            if len(links) != len(joints) + 1:
+                raise RobotModelError(f"{len(joints)} joints need {len(joints) + 1} links, got {len(links)}", src)
+            for i, j in enumerate(joints):
+                if (j.parent, j.child) != (links[i], links[i + 1]):
+                    raise RobotModelError(f"joint '{j.name}' connects '{j.parent}' -> '{j.child}', not "
+                                          f"'{links[i]}' -> '{links[i + 1]}'", src)
+        self = cls.__new__(cls)
+        self._init(model, joints[0].parent, joints[-1].child, joints, hold_positions, built)
+        return self
+
+    def _init(self, model: RobotModel, base_link: str, tip_link: str, joints: list[Joint],
+              hold_positions: dict[str, float] | None, built: BuiltModel | None) -> None:
+        for j in joints:
+            if j.type in ("planar", "floating"):
+                raise RobotModelError(f"joint '{j.name}' ({j.type}) cannot be part of a serial chain", j.source)
+        self.model = model
+        self.base_link = base_link
+        self.tip_link = tip_link
+        self.joints = joints
+        self.joint_names = [j.name for j in joints if j.is_scalar]
+        self.link_names = [base_link] + [j.child for j in joints]
+        self.n = len(self.joint_names)
+        self._shape = (self.n,)
+        lower, upper = [], []
+        for j in joints:
+            if not j.is_scalar:
+                continue
+            lim = j.limit
+            limited = (j.type != "continuous" and lim is not None and lim.lower is not None
+                       and lim.upper is not None and lim.lower < lim.upper)
+            lower.append(lim.lower if limited else -np.inf)
+            upper.append(lim.upper if limited else np.inf)
+        self.lower = np.array(lower, dtype=float)
+        self.upper = np.array(upper, dtype=float)
+
+        self.built = built if built is not None else build_query_model(model)
+        m = self.built.model
+        self._m = m
+        self._d = mujoco.MjData(m)
+        self.held_qpos = held_qpos(self.built, hold_positions)
+        self._d.qpos[:] = self.held_qpos
+        qadr = self.built.qpos_indices(self.joint_names)
+        dadr = self.built.dof_indices(self.joint_names)
+        self._qadr = _as_slice(qadr)
+        self._dadr = _as_slice(dadr)
+        self._dadr_arr = dadr
+        self._dadr_is_slice = isinstance(self._dadr, slice)
+        self._qpos = self._d.qpos
+        self._qvel = self._d.qvel
+        self._qacc = self._d.qacc
+        self._xpos = self._d.xpos
+        self._xmat = self._d.xmat
+        frames = [self.built.link_frame(name) for name in self.link_names]
+        self._bodies = np.array([f.body_id for f in frames], dtype=np.int64)
+        tip = frames[-1]
+        self._tip_body = tip.body_id
+        self._tip_offset = None if tip.offset_is_identity else tip.offset
+        self._offsets = [None if f.offset_is_identity else f.offset for f in frames]
+        self._jac = np.zeros((6, m.nv))
+        self._jacp = self._jac[:3]
+        self._jacr = self._jac[3:]
+        self._rne = np.zeros(m.nv)
+        self._mfull = np.zeros((m.nv, m.nv))
+        # The base is still while the chain moves: compute its world pose once.
+        mujoco.mj_kinematics(m, self._d)
+        t_wb = self.built.link_pose(self._d, base_link)
+        self._t_world_base = t_wb
+        self._r_wb = t_wb[:3, :3].copy()
+        self._p_wb = t_wb[:3, 3].copy()
+        self._base_is_world = bool(np.allclose(t_wb, np.eye(4), rtol=0.0, atol=0.0))
+        self._t_base_world = np.eye(4)
+        self._t_base_world[:3, :3] = self._r_wb.T
+        self._t_base_world[:3, 3] = -self._r_wb.T @ self._p_wb
+
+    # -- helpers ----------------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return (f"SerialKinematicChain({self.model.name}: {self.base_link} -> {self.tip_link}, "
+                f"joints={self.joint_names})")
+
+    def _check_q(self, q, what: str = "q") -> np.ndarray:
+        if q.__class__ is not np.ndarray or q.dtype != np.float64:
+            q = np.asarray(q, dtype=float)
+        if q.shape != self._shape:
+            raise ValueError(f"chain {self.base_link}->{self.tip_link}: {what} must have shape ({self.n},) "
+                             f"for joints {self.joint_names}, got {q.shape}")
+        return q
+
+    def clamp(self, q) -> np.ndarray:
+        """q clipped into the joint limits (continuous joints untouched)."""
+        return np.clip(self._check_q(q), self.lower, self.upper)
+
+    def within_limits(self, q, tolerance: float = 0.0) -> bool:
+        q = self._check_q(q)
+        return bool(np.all(q >= self.lower - tolerance) and np.all(q <= self.upper + tolerance))
+
+    def _set_q(self, q: np.ndarray) -> None:
+        self._qpos[self._qadr] = q
+        mujoco.mj_kinematics(self._m, self._d)
+
+    def _tip_world(self) -> tuple[np.ndarray, np.ndarray]:
+        p = self._xpos[self._tip_body]
+        r = self._xmat[self._tip_body].reshape(3, 3)
+        if self._tip_offset is not None:
+            p = p + r @ self._tip_offset[:3, 3]
+            r = r @ self._tip_offset[:3, :3]
+        return p, r
+
+    # -- kinematics -------------------------------------------------------------------------------------
+    def forward_kinematics(self, q, respect_limits: bool = False) -> np.ndarray:
+        """4x4 pose of the tip in the base frame; ``respect_limits`` clamps q into the limits first."""
+        q = self._check_q(q)
+        if respect_limits:
+            q = q.clip(self.lower, self.upper)
+        self._qpos[self._qadr] = q
+        mujoco.mj_kinematics(self._m, self._d)
+        out = np.empty((4, 4))
+        if self._tip_offset is None:
+            out[:3, :3] = self._xmat[self._tip_body].reshape(3, 3)
+            out[:3, 3] = self._xpos[self._tip_body]
+        else:
+            p, r = self._tip_world()
+            out[:3, :3] = r
+            out[:3, 3] = p
+        out[3] = (0.0, 0.0, 0.0, 1.0)
+        return out if self._base_is_world else self._t_base_world @ out
+
+    def forward_kinematics_all(self, q, respect_limits: bool = False) -> list[np.ndarray]:
+        """Poses (base frame) of every link of the chain, base first: ``link_names`` order."""
+        q = self._check_q(q)
+        if respect_limits:
+            q = q.clip(self.lower, self.upper)
+        self._set_q(q)
+        b = self._bodies
+        t = np.zeros((len(b), 4, 4))
+        t[:, :3, :3] = self._xmat[b].reshape(-1, 3, 3)
+        t[:, :3, 3] = self._xpos[b]
+        t[:, 3, 3] = 1.0
+        for i, off in enumerate(self._offsets):
+            if off is not None:
+                t[i] = t[i] @ off
+        if not self._base_is_world:
+            t = self._t_base_world @ t
+        return list(t)
+
+    def jacobian(self, q) -> np.ndarray:
+        """6xn geometric Jacobian in the base frame: rows = tip-origin linear velocity, then angular velocity."""
+        q = self._check_q(q)
+        m, d = self._m, self._d
+        self._qpos[self._qadr] = q
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        if self._tip_offset is None:
+            mujoco.mj_jacBody(m, d, self._jacp, self._jacr, self._tip_body)
+        else:
+            mujoco.mj_jac(m, d, self._jacp, self._jacr, self._tip_world()[0], self._tip_body)
+        jac = self._jac[:, self._dadr]
+        if self._base_is_world:
+            return jac.copy() if self._dadr_is_slice else jac
+        rt = self._r_wb.T
+        return np.vstack((rt @ jac[:3], rt @ jac[3:]))
+
+    def _make_residual(self, p_t: np.ndarray, r_t: np.ndarray | None):
+        """IK residual closure (world frame) over the private MjData; see ik.Residual."""
+        m, d = self._m, self._d
+        qpos, qadr, dadr = self._qpos, self._qadr, self._dadr
+        jac, jacp, jacr = self._jac, self._jacp, self._jacr
+        tip = self._tip_body
+        xpos_tip = self._xpos[tip]
+        xquat_tip = d.xquat[tip]
+        rows = slice(0, 3) if r_t is None else slice(0, 6)
+        generic = self._tip_offset is not None
+        quat_t = np.empty(4)
+        if r_t is not None:
+            mujoco.mju_mat2Quat(quat_t, np.ascontiguousarray(r_t).reshape(9))
+        qneg = np.empty(4)
+        qerr = np.empty(4)
+        sqrt = np.sqrt
+
+        def residual(q: np.ndarray):
+            qpos[qadr] = q
+            mujoco.mj_kinematics(m, d)
+            mujoco.mj_comPos(m, d)
+            if generic:
+                p, r = self._tip_world()
+                mujoco.mj_jac(m, d, jacp, jacr, p, tip)
+            else:
+                p = xpos_tip
+                mujoco.mj_jacBody(m, d, jacp, jacr, tip)
+            j = jac[rows, dadr]
+            if r_t is None:
+                e = p_t - p
+                return e, (j.copy() if isinstance(dadr, slice) else j), float(sqrt(e @ e)), 0.0
+            e = np.empty(6)
+            e[:3] = p_t - p
+            if generic:
+                e[3:] = orientation_error_vector(r_t, r)
+            else:
+                mujoco.mju_negQuat(qneg, xquat_tip)
+                mujoco.mju_mulQuat(qerr, quat_t, qneg)
+                mujoco.mju_quat2Vel(e[3:], qerr, 1.0)
+            ep, eo = e[:3], e[3:]
+            return e, (j.copy() if isinstance(dadr, slice) else j), float(sqrt(ep @ ep)), float(sqrt(eo @ eo))
+
+        return residual
+
+    def inverse_kinematics(self, target, q_seed, position_tolerance: float = 1e-6,
+                           orientation_tolerance: float = 1e-5, max_iterations: int = 200,
+                           position_only: bool = False, joint_weights=None,
+                           recovery_attempts: int = RECOVERY_ATTEMPTS) -> IKResult:
+        """Joint positions putting the tip at ``target`` (base frame): a 4x4 pose or a 3-vector (position only).
+
+        Always check ``result.status``. The solution respects the limits and stays on the seed's branch.
+        ``joint_weights`` (n,) > 0: cost of moving each joint (higher = moves less).
+        """
+        p_t, r_t = self._target_world(target, position_only)
+        q_seed = self._check_q(q_seed, "q_seed")
+        if not np.all(np.isfinite(q_seed)):
+            raise ValueError(f"chain {self.base_link}->{self.tip_link}: q_seed is not finite: {q_seed}")
+        weights = None
+        if joint_weights is not None:
+            weights = self._check_q(joint_weights, "joint_weights")
+            if not np.all(weights > 0) or not np.all(np.isfinite(weights)):
+                raise ValueError(f"joint_weights must be finite and > 0, got {weights}")
+        return solve_ik(self._make_residual(p_t, r_t), q_seed, self.lower, self.upper,
+                        position_tolerance=position_tolerance, orientation_tolerance=orientation_tolerance,
+                        max_iterations=max_iterations, joint_weights=weights, recovery_attempts=recovery_attempts)
+
+    def inverse_kinematics_with_restarts(self, target, q_seed=None, restarts: int = 20, seed: int | None = None,
+                                         **kwargs) -> IKResult:
+        """IK from ``q_seed`` (if given), then from up to ``restarts`` uniformly random seeds in the limits."""
+        rng = np.random.default_rng(seed)
+        if q_seed is not None:
+            q_seed = self._check_q(q_seed, "q_seed")
+        return solve_ik_with_restarts(lambda s: self.inverse_kinematics(target, s, **kwargs), self.lower,
+                                      self.upper, q_seed, restarts, rng)
+
+    def _target_world(self, target, position_only: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        t = np.asarray(target, dtype=float)
+        if t.shape == (3,):
+            p_b, r_b = t, None
+        elif t.shape == (4, 4):
+            p_b, r_b = t[:3, 3], (None if position_only else t[:3, :3])
+        else:
+            raise ValueError(f"chain {self.base_link}->{self.tip_link}: IK target must be a 4x4 pose or a "
+                             f"3-vector, got shape {t.shape}")
+        if not np.all(np.isfinite(t)):
+            raise ValueError(f"chain {self.base_link}->{self.tip_link}: IK target is not finite")
+        if r_b is not None:
+            (a, b, c), (d, e, f), (g, h, i) = r_b.tolist()
+            det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+            if np.abs(r_b.T @ r_b - np.eye(3)).max() > 1e-6 or det <= 0.0:
+                raise ValueError(f"chain {self.base_link}->{self.tip_link}: IK target rotation is not a rotation")
+        if self._base_is_world:
+            return p_b.copy(), (None if r_b is None else r_b.copy())
+        return self._r_wb @ p_b + self._p_wb, (None if r_b is None else self._r_wb @ r_b)
+
+    # -- dynamics ---------------------------------------------------------------------------------------
+    def inverse_dynamics(self, q, qd, qdd, external_wrenches: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        """Joint torques/forces tau = M(q) qdd + C(q, qd) qd + g(q) - sum_k J_k(q)^T w_k.
+
+        ``external_wrenches``: link name -> [fx, fy, fz, tx, ty, tz], the wrench the environment applies *to*
+        that link, expressed in the base frame, force acting at the link origin and torque about it. Links
+        not carried by the chain's joints contribute nothing. Held joints have zero velocity/acceleration.
+        """
+        q = self._check_q(q)
+        qd = self._check_q(qd, "qd")
+        qdd = self._check_q(qdd, "qdd")
+        self._qpos[self._qadr] = q
+        self._qvel[self._dadr] = qd
+        self._qacc[self._dadr] = qdd
+        m, d = self._m, self._d
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_comVel(m, d)
+        mujoco.mj_rne(m, d, 1, self._rne)
+        tau = self._rne[self._dadr].copy()
+        if external_wrenches:
+            tau -= self._wrench_torques(external_wrenches)
+        return tau
+
+    def _wrench_torques(self, wrenches: dict[str, np.ndarray]) -> np.ndarray:
+        """sum_k J_k^T w_k for wrenches (base frame) at link origins; needs kinematics + comPos done."""
+        out = np.zeros(self.n)
+        for link, w in wrenches.items():
+            w = np.asarray(w, dtype=float)
+            if w.shape != (6,) or not np.all(np.isfinite(w)):
+                raise ValueError(f"external wrench on link '{link}' must be 6 finite numbers [force, torque], "
+                                 f"got {w}")
+            try:
+                lf = self.built.link_frame(link)
+            except KeyError:
+                raise ValueError(f"external wrench names unknown link '{link}' of robot '{self.model.name}'") from None
+            p = self._xpos[lf.body_id]
+            if not lf.offset_is_identity:
+                p = p + self._xmat[lf.body_id].reshape(3, 3) @ lf.offset[:3, 3]
+            mujoco.mj_jac(self._m, self._d, self._jacp, self._jacr, p, lf.body_id)
+            jac = self._jac[:, self._dadr]
+            f, t = w[:3], w[3:]
+            if not self._base_is_world:
+                f, t = self._r_wb @ f, self._r_wb @ t
+            out += jac[:3].T @ f + jac[3:].T @ t
+        return out
+
+    def gravity_torques(self, q) -> np.ndarray:
+        """Torques that hold the chain still against gravity at q (held joints included as loads)."""
+        q = self._check_q(q)
+        self._qpos[self._qadr] = q
+        self._qvel[:] = 0.0
+        m, d = self._m, self._d
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_comVel(m, d)
+        mujoco.mj_rne(m, d, 0, self._rne)
+        return self._rne[self._dadr].copy()
+
+    def mass_matrix(self, q) -> np.ndarray:
+        """nxn joint-space inertia matrix of the chain's joints at q."""
+        q = self._check_q(q)
+        self._qpos[self._qadr] = q
+        m, d = self._m, self._d
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_crb(m, d)
+        mujoco.mj_fullM(m, d, self._mfull)
+        idx = self._dadr_arr
+        return self._mfull[np.ix_(idx, idx)]

@@ -1,0 +1,221 @@
+"""Numerical inverse kinematics: damped least squares with Levenberg-Marquardt step control.
+
+Why this shape: the serial chains we serve are redundant (Panda) or not (UR5), with hard joint limits
+and continuous joints. Levenberg-Marquardt with a gain-ratio controlled damping (Nielsen's update) gives
+Gauss-Newton speed near a solution and stays stable near singularities. Joint limits are handled by
+clamping plus limit-aware weighting in the form of an active set: a joint pinned at a limit that the
+step pushes further out gets zero mobility and the step is re-solved, so the other joints (the
+redundancy, when there is one) do the work. (A smooth weighted-least-norm weighting after Chan & Dubey
+was tried and lowered the success rate on Panda; it is not used.) Steps are capped so the result
+stays on the seed's branch: angles are never wrapped, so continuous joints do not jump by 2π.
+
+When a solve stalls (at a joint limit or in a local minimum) the solver retries from a few seeds
+perturbed by at most ``RECOVERY_SPREAD`` around the given seed (deterministic), which keeps the result
+near the seed while escaping limit traps.
+
+The solver works in any fixed frame; :class:`robot_core.kinematics.chain.SerialKinematicChain` feeds it
+world-frame residuals and Jacobians from MuJoCo.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+# q -> (error e (m,), Jacobian of the pose (m, n), position error norm, orientation error norm).
+# e is target minus current: position difference, then the rotation vector of R_target R^T.
+Residual = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, float, float]]
+
+LAMBDA_INIT = 1e-6
+LAMBDA_MIN = 1e-12
+LAMBDA_MAX = 1e4
+MAX_STEP = 0.5  # rad (or m) per iteration, largest joint
+LIMIT_EPS = 1e-10
+RECOVERY_ATTEMPTS = 3
+RECOVERY_SPREAD = 0.3
+STALL_WINDOW = 10  # iterations
+STALL_RELATIVE = 1e-6  # cost reduction over the window below which the solve has stalled
+
+
+class IKStatus(enum.Enum):
+    """Outcome of an IK solve; anything but CONVERGED means ``q`` does not reach the target."""
+
+    CONVERGED = "converged"
+    ITERATION_LIMIT = "iteration_limit"  # still improving when the budget ran out
+    UNREACHABLE = "unreachable"  # stuck at a least-squares point: outside the workspace, or not from this seed
+    JOINT_LIMITS = "joint_limits"  # stuck because joints sit at their limits and would need to go past them
+
+
+@dataclass
+class IKResult:
+    q: np.ndarray
+    status: IKStatus
+    position_error: float  # m, |p_target - p|
+    orientation_error: float  # rad, angle of R_target R^T (0 for position-only targets)
+    iterations: int
+
+    @property
+    def success(self) -> bool:
+        return self.status is IKStatus.CONVERGED
+
+
+def orientation_error_vector(r_target: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Rotation vector (axis * angle, angle in [0, π]) taking ``r`` to ``r_target``, in the common frame."""
+    quat = np.empty(4)
+    mujoco.mju_mat2Quat(quat, (r_target @ r.T).reshape(9))
+    w = np.empty(3)
+    mujoco.mju_quat2Vel(w, quat, 1.0)
+    return w
+
+
+def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np.ndarray, mobility: np.ndarray,
+                position_tolerance: float, orientation_tolerance: float, max_iterations: int) -> IKResult:
+    # Written with few numpy calls per iteration: on 6x7 problems the call overhead dominates.
+    q = q0.clip(lower, upper)
+    e, jac, perr, oerr = residual(q)
+    m = len(e)
+    cost = float(e @ e)
+    lam = LAMBDA_INIT
+    nu = 2.0
+    it = 0
+    stalled = False
+    uniform = bool(np.all(mobility == 1.0))
+    a = np.empty((m, m))
+    y = np.empty(m)
+    a_diag = a.reshape(-1)[:: m + 1]
+    ref_cost, ref_it = cost, 0
+    while it < max_iterations:
+        if perr <= position_tolerance and oerr <= orientation_tolerance:
+            return IKResult(q, IKStatus.CONVERGED, perr, oerr, it)
+        it += 1
+        free = mobility
+        for _ in range(3):
+            jw = jac if uniform and free is mobility else jac * free
+            np.matmul(jw, jac.T, out=a)
+            a_diag += lam * (1.0 + a_diag.sum() / m)
+            mujoco.mju_cholFactor(a, 1e-15)
+            mujoco.mju_cholSolve(y, a, e)
+            dq = jw.T @ y
+            big = max(dq.max(), -dq.min())
+            if big > MAX_STEP:
+                dq *= MAX_STEP / big
+            q_new = q + dq
+            q_clip = q_new.clip(lower, upper)
+            if (q_clip == q_new).all():
+                break
+            # Joints already at a limit that the step pushes further out: freeze them and re-solve.
+            pinned = ((q_new < lower) & (q <= lower + LIMIT_EPS)) | ((q_new > upper) & (q >= upper - LIMIT_EPS))
+            if not pinned.any():
+                break
+            free = np.where(pinned, 0.0, free)
+        dq = q_clip - q
+        jdq = jac @ dq
+        predicted = 2.0 * float(e @ jdq) - float(jdq @ jdq)
+        e_new, jac_new, perr_new, oerr_new = residual(q_clip)
+        cost_new = float(e_new @ e_new)
+        actual = cost - cost_new
+        if actual > 0.0:
+            rho = actual / predicted if predicted > 0.0 else 0.0
+            lam = max(lam * max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3), LAMBDA_MIN)
+            nu = 2.0
+            q, e, jac, perr, oerr, cost = q_clip, e_new, jac_new, perr_new, oerr_new, cost_new
+            if it - ref_it >= STALL_WINDOW:
+                # Barely moving for a while (e.g. stretched towards an unreachable target): give up.
+                if ref_cost - cost < STALL_RELATIVE * ref_cost:
+                    stalled = True
+                    break
+                ref_cost, ref_it = cost, it
+        else:
+            lam *= nu
+            nu *= 2.0
+            if lam > LAMBDA_MAX:
+                stalled = True
+                break
+    if perr <= position_tolerance and oerr <= orientation_tolerance:
+        return IKResult(q, IKStatus.CONVERGED, perr, oerr, it)
+    if not stalled:
+        return IKResult(q, IKStatus.ITERATION_LIMIT, perr, oerr, it)
+    return IKResult(q, _stuck_status(q, e, jac, mobility, lower, upper), perr, oerr, it)
+
+
+def solve_ik(residual: Residual, q_seed: np.ndarray, lower: np.ndarray, upper: np.ndarray, *,
+             position_tolerance: float = 1e-6, orientation_tolerance: float = 1e-5, max_iterations: int = 200,
+             joint_weights: np.ndarray | None = None, recovery_attempts: int = RECOVERY_ATTEMPTS) -> IKResult:
+    """Solve residual(q) = 0 within the limits, starting at ``q_seed``.
+
+    ``joint_weights`` (n,), all > 0: the cost of moving each joint (mobility 1/w); default all ones.
+    ``max_iterations`` bounds each attempt; the reported ``iterations`` is the total over attempts.
+    """
+    n = len(q_seed)
+    mobility = np.ones(n) if joint_weights is None else 1.0 / np.asarray(joint_weights, dtype=float)
+    seed = np.asarray(q_seed, dtype=float)
+    best = _solve_once(residual, seed, lower, upper, mobility, position_tolerance, orientation_tolerance,
+                       max_iterations)
+    total = best.iterations
+    if best.success or recovery_attempts <= 0:
+        return best
+    rng = np.random.default_rng(0)
+    for _ in range(recovery_attempts):
+        start = seed + rng.uniform(-RECOVERY_SPREAD, RECOVERY_SPREAD, n)
+        res = _solve_once(residual, start, lower, upper, mobility, position_tolerance, orientation_tolerance,
+                          max_iterations)
+        total += res.iterations
+        if res.success:
+            res.iterations = total
+            return res
+        if res.position_error + res.orientation_error < best.position_error + best.orientation_error:
+            best = res
+    best.iterations = total
+    return best
+
+
+def _stuck_status(q: np.ndarray, e: np.ndarray, jac: np.ndarray, mobility: np.ndarray, lower: np.ndarray,
+                  upper: np.ndarray) -> IKStatus:
+    """At a stall: blame the limits if the error gradient points past a limit a joint is sitting on."""
+    grad = (jac.T @ e) * mobility  # direction that reduces the error
+    scale = float(np.max(np.abs(grad))) if grad.size else 0.0
+    at_low = q <= lower + 1e-9
+    at_high = q >= upper - 1e-9
+    blocked = (at_low & (grad < -1e-6 * scale)) | (at_high & (grad > 1e-6 * scale))
+    if blocked.any() and scale > 1e-12:
+        return IKStatus.JOINT_LIMITS
+    return IKStatus.UNREACHABLE
+
+
+def uniform_seeds(lower: np.ndarray, upper: np.ndarray, count: int, rng: np.random.Generator,
+                  centre: np.ndarray | None = None) -> np.ndarray:
+    """Uniform samples inside the limits; unlimited joints sample ±π around ``centre`` (or 0)."""
+    lo = np.where(np.isfinite(lower), lower, -np.pi)
+    hi = np.where(np.isfinite(upper), upper, np.pi)
+    if centre is not None:
+        c = np.asarray(centre, dtype=float)
+        unlimited = ~(np.isfinite(lower) & np.isfinite(upper))
+        lo = np.where(unlimited, c - np.pi, lo)
+        hi = np.where(unlimited, c + np.pi, hi)
+    return rng.uniform(lo, hi, size=(count, len(lo)))
+
+
+def solve_ik_with_restarts(solve: Callable[[np.ndarray], IKResult], lower: np.ndarray, upper: np.ndarray,
+                           q_seed: np.ndarray | None, restarts: int, rng: np.random.Generator) -> IKResult:
+    """Try the seed, then uniform random seeds; first CONVERGED wins, else the smallest error."""
+    seeds = []
+    if q_seed is not None:
+        seeds.append(np.asarray(q_seed, dtype=float))
+    seeds.extend(uniform_seeds(lower, upper, restarts, rng, centre=q_seed))
+    best: IKResult | None = None
+    total_iterations = 0
+    for seed in seeds:
+        res = solve(seed)
+        total_iterations += res.iterations
+        if res.success:
+            res.iterations = total_iterations
+            return res
+        if best is None or res.position_error + res.orientation_error < best.position_error + best.orientation_error:
+            best = res
+    assert best is not None
+    best.iterations = total_iterations
+    return best

@@ -1,0 +1,596 @@
+"""RobotModel -> MuJoCo model through MjSpec (not MuJoCo's URDF import, which drops elements silently).
+
+Mapping (one MuJoCo body per URDF link, named after the link):
+
+- Every link gets its own body, also children of fixed joints (a body without a joint, welded to its
+  parent). Nothing is fused (``compiler.fusestatic`` stays off), so every link name is a body name and
+  a site name, and kinematics/inertias are exactly the URDF's. :attr:`BuiltModel.links` still stores an
+  offset per link so callers never depend on that choice.
+- The body frame is the URDF link frame; the body pose in its parent is the joint ``<origin>``.
+- Joints: revolute/continuous -> hinge, prismatic -> slide (axis in the child link frame, through its
+  origin); floating -> a free joint when the body is top level (only possible for the root), otherwise
+  three slides + a ball joint named ``<joint>:x|y|z|rot`` (qpos layout x y z qw qx qy qz, like a free
+  joint); planar -> two slides in the plane + a hinge about the URDF axis (the plane normal), named
+  ``<joint>:u``, ``<joint>:v``, ``<joint>:rot``. Revolute/prismatic limits become hard ranges; damping and
+  friction from ``<dynamics>`` become ``damping`` and ``frictionloss``. Armature is 0 (no rotor inertia),
+  so the dynamics equal the URDF rigid-body model.
+- Mimic joints: a joint equality (``q_mimic = offset + multiplier * q_master``) named ``mimic:<joint>``.
+- Inertials: the full URDF inertia is rotated into the link frame and diagonalised here (principal
+  moments + orientation in ``iquat``), ``explicitinertial`` is set and inertia from geoms is off. A moving
+  body whose whole subtree has (near) zero mass or inertia -- which MuJoCo rejects -- gets a tiny mass of
+  :data:`TINY_MASS` kg and/or principal moments of :data:`TINY_INERTIA` kg m^2; every such change is listed
+  in :attr:`BuiltModel.adjusted_links` and warned about. Inertias that break the triangle inequality
+  (MuJoCo rejects them; PR2's head sensor links do) get their smallest principal moment raised just
+  enough, also warned about and listed there.
+- Collision geoms (group 3 when visuals are included, else 0; contype=conaffinity=1); visual geoms
+  (group 1, contype=conaffinity=0) when ``include_visuals``. Meshes: STL/OBJ by file, DAE through
+  :mod:`robot_core.physics.collada`; a mesh that cannot be loaded is skipped with a warning (listed in
+  :attr:`BuiltModel.skipped_meshes`).
+- ``disable_linked_collisions`` (AGX ``disableLinkedBodies``): exclude pairs between the bodies on both
+  sides of every movable joint (including links welded to them by fixed joints). When False, MuJoCo's
+  parent/child filter is disabled as well, so linked bodies do collide.
+- Base: ``fixed_base`` True welds the root body to the world; False gives it a free joint named
+  ``<root>:free``. ``None`` takes ``robot.fixed_base``. A root link named ``world`` is MuJoCo's world body
+  itself (body 0, always fixed); a floating joint directly below it becomes a true free joint.
+- Every link has a site named after the link at its origin (group 5), for cheap frame look-ups.
+- Options: gravity (0, 0, -9.81), ``timestep``; everything else MuJoCo defaults. No actuators: callers
+  (robot_core.physics.engine) add them to the spec returned by :func:`build_spec` before compiling.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+from dataclasses import dataclass, field
+
+import mujoco
+import numpy as np
+
+from robot_core.model.robot_model import Geometry, Joint, RobotModel, RobotModelError, RobotModelWarning, SourceRef
+from robot_core.physics.collada import ColladaError, read_collada
+
+TINY_MASS = 1e-6
+TINY_INERTIA = 1e-9
+GRAVITY = (0.0, 0.0, -9.81)
+COLLISION_GROUP = 3
+VISUAL_GROUP = 1
+SITE_GROUP = 5
+DEFAULT_RGBA = (0.7, 0.7, 0.7, 1.0)
+WORLD = "world"
+
+
+@dataclass(frozen=True)
+class JointIndex:
+    """Where one URDF joint lives in the compiled model (a planar/floating joint spans several MuJoCo joints)."""
+
+    name: str
+    type: str  # URDF type
+    joint_ids: tuple[int, ...]
+    qpos_adr: int
+    dof_adr: int
+    nq: int
+    nv: int
+
+    @property
+    def joint_id(self) -> int:
+        return self.joint_ids[0]
+
+
+@dataclass(frozen=True)
+class LinkFrame:
+    """A link frame = ``offset`` (4x4, link frame in body frame) on MuJoCo body ``body_id``."""
+
+    name: str
+    body_id: int
+    site_id: int
+    offset: np.ndarray = field(default_factory=lambda: np.eye(4))
+
+    @property
+    def offset_is_identity(self) -> bool:
+        return bool(np.array_equal(self.offset, np.eye(4)))
+
+
+@dataclass
+class BuiltModel:
+    """A compiled MuJoCo model plus the name maps from the RobotModel into it."""
+
+    robot: RobotModel
+    spec: mujoco.MjSpec
+    model: mujoco.MjModel
+    fixed_base: bool
+    joints: dict[str, JointIndex]  # every non-fixed URDF joint, document order
+    links: dict[str, LinkFrame]
+    root_free_joint: JointIndex | None = None
+    mimic_equalities: dict[str, int] = field(default_factory=dict)  # mimic joint name -> equality id
+    skipped_meshes: list[str] = field(default_factory=list)
+    adjusted_links: list[str] = field(default_factory=list)
+
+    def joint(self, name: str) -> JointIndex:
+        try:
+            return self.joints[name]
+        except KeyError:
+            raise KeyError(f"robot '{self.robot.name}' has no movable joint '{name}'") from None
+
+    def link_frame(self, name: str) -> LinkFrame:
+        try:
+            return self.links[name]
+        except KeyError:
+            raise KeyError(f"robot '{self.robot.name}' has no link '{name}'") from None
+
+    def link_pose(self, data: mujoco.MjData, name: str) -> np.ndarray:
+        """World pose (4x4) of a link from ``data`` after mj_kinematics/mj_forward."""
+        lf = self.link_frame(name)
+        m = np.eye(4)
+        m[:3, :3] = data.xmat[lf.body_id].reshape(3, 3)
+        m[:3, 3] = data.xpos[lf.body_id]
+        return m if lf.offset_is_identity else m @ lf.offset
+
+    def qpos_indices(self, joint_names: list[str]) -> np.ndarray:
+        """qpos addresses of scalar joints, in the given order."""
+        return np.array([self._scalar(n).qpos_adr for n in joint_names], dtype=np.int64)
+
+    def dof_indices(self, joint_names: list[str]) -> np.ndarray:
+        """dof (qvel/qfrc) addresses of scalar joints, in the given order."""
+        return np.array([self._scalar(n).dof_adr for n in joint_names], dtype=np.int64)
+
+    def _scalar(self, name: str) -> JointIndex:
+        ji = self.joint(name)
+        if ji.nq != 1:
+            raise KeyError(f"joint '{name}' of robot '{self.robot.name}' is {ji.type}, not a scalar joint")
+        return ji
+
+    def initial_qpos(self) -> np.ndarray:
+        """qpos0 with each joint's ``initial_position`` (mimic joints follow their master)."""
+        q = self.model.qpos0.copy()
+        for j in self.robot.joints.values():
+            if j.is_scalar and j.initial_position is not None and j.mimic is None:
+                q[self.joints[j.name].qpos_adr] = j.initial_position
+        for j in self.robot.joints.values():
+            if j.is_scalar and j.mimic is not None and j.mimic.joint in self.joints:
+                master = q[self.joints[j.mimic.joint].qpos_adr]
+                q[self.joints[j.name].qpos_adr] = j.mimic.offset + j.mimic.multiplier * master
+        return q
+
+
+# --------------------------------------------------------------------------------------------------
+def _quat(rot: np.ndarray) -> np.ndarray:
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, np.ascontiguousarray(rot, dtype=float).reshape(9))
+    return q
+
+
+def _warn(msg: str) -> None:
+    warnings.warn(msg, RobotModelWarning, stacklevel=3)
+
+
+def _principal_inertia(link_name: str, inertial, adjusted: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Principal moments and their frame (in the link frame) of a URDF inertial."""
+    r0 = inertial.origin.matrix()[:3, :3]
+    inertia = np.asarray(inertial.inertia, dtype=float)
+    i_link = r0 @ inertia @ r0.T
+    i_link = 0.5 * (i_link + i_link.T)
+    moments, axes = np.linalg.eigh(i_link)
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    scale = max(float(np.max(np.abs(moments))), 0.0)
+    if np.any(moments < -1e-12 * max(scale, 1e-300)):
+        raise RobotModelError(f"link '{link_name}': inertia is not positive semi-definite (eigenvalues {moments})",
+                              inertial.source)
+    moments = np.maximum(moments, 0.0)
+    # Triangle inequality a + b >= c, which MuJoCo enforces exactly.
+    order = np.argsort(moments)
+    a, b, c = moments[order]
+    if a + b < c:
+        deficit = c - (a + b)
+        if deficit > 1e-9 * max(c, 1e-300):
+            _warn(f"link '{link_name}': inertia violates the triangle inequality by {deficit:.3g}; raised the "
+                  f"smallest principal moment so MuJoCo accepts it")
+            adjusted.append(link_name)
+        moments[order[0]] = c - b + 1e-15 * max(c, 1.0)
+    return moments, axes
+
+
+def _plane_basis(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = normal / np.linalg.norm(normal)
+    e = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    u = e - np.dot(e, n) * n
+    u /= np.linalg.norm(u)
+    return u, np.cross(n, u)
+
+
+def _unit_axis(joint: Joint) -> np.ndarray:
+    axis = np.asarray(joint.axis, dtype=float)
+    norm = float(np.linalg.norm(axis))
+    if not np.isfinite(norm) or norm < 1e-12:
+        raise RobotModelError(f"joint '{joint.name}': axis {axis} has zero length", joint.source)
+    return axis / norm
+
+
+@functools.lru_cache(maxsize=256)
+def _collada_cached(path: str, mtime: float) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    mesh = read_collada(path)
+    return tuple(mesh.vertices.reshape(-1).tolist()), tuple(mesh.faces.reshape(-1).tolist())
+
+
+class _SpecBuilder:
+    def __init__(self, robot: RobotModel, fixed_base: bool, timestep: float, include_visuals: bool,
+                 disable_linked_collisions: bool, include_collisions: bool = True):
+        self.robot = robot
+        self.include_collisions = include_collisions
+        self.fixed_base = fixed_base
+        self.include_visuals = include_visuals
+        self.disable_linked = disable_linked_collisions
+        self.spec = mujoco.MjSpec()
+        self.spec.modelname = robot.name
+        self.spec.compiler.degree = False
+        self.spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
+        self.spec.compiler.autolimits = True
+        self.spec.option.timestep = float(timestep)
+        self.spec.option.gravity = np.array(GRAVITY)
+        if not disable_linked_collisions:
+            self.spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
+        self.bodies: dict[str, mujoco.MjsBody] = {}
+        self.mesh_assets: dict[tuple, str] = {}
+        self.skipped_meshes: list[str] = []
+        self.adjusted_links: list[str] = []
+        self.mimic_names: dict[str, str] = {}
+
+    # -- tree -------------------------------------------------------------------------------------
+    def build(self) -> mujoco.MjSpec:
+        robot = self.robot
+        if not robot.links:
+            raise RobotModelError(f"robot '{robot.name}' has no links", SourceRef(robot.source_file))
+        root = robot.root_link
+        children: dict[str, list[Joint]] = {}
+        for j in robot.joints.values():
+            children.setdefault(j.parent, []).append(j)
+        if root == WORLD:
+            # A URDF root link called "world" *is* MuJoCo's world body: its children become top level.
+            if not self.fixed_base:
+                _warn(f"robot '{robot.name}': root link 'world' cannot float; kept fixed")
+                self.fixed_base = True
+            root_body = self.spec.worldbody
+        else:
+            root_body = self.spec.worldbody.add_body(name=root)
+            if not self.fixed_base:
+                root_body.add_freejoint(name=f"{root}:free")
+        self.bodies[root] = root_body
+        if WORLD in robot.links and root != WORLD:
+            raise RobotModelError(f"link 'world' must be the root link of robot '{robot.name}'",
+                                  robot.links[WORLD].source)
+        stack = [root]
+        while stack:
+            link = stack.pop()
+            for j in reversed(children.get(link, [])):
+                body = self.bodies[link].add_body(name=j.child)
+                m = j.origin.matrix()
+                body.pos = m[:3, 3]
+                body.quat = _quat(m[:3, :3])
+                self.bodies[j.child] = body
+                self._add_joint(body, j)
+                stack.append(j.child)
+        for name, link in robot.links.items():
+            if name not in self.bodies:
+                raise RobotModelError(f"link '{name}' is not connected to root link '{root}'", link.source)
+        for name, link in robot.links.items():
+            self._add_link_contents(self.bodies[name], link)
+        self._fix_degenerate_mass(root, children)
+        self._add_mimics()
+        if self.disable_linked and self.include_collisions:
+            self._add_excludes(children)
+        return self.spec
+
+    def _add_joint(self, body: mujoco.MjsBody, j: Joint) -> None:
+        hinge, slide = mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE
+        if j.type == "fixed":
+            return
+        if j.type == "floating" and j.parent == self.robot.root_link == WORLD:
+            body.add_freejoint(name=j.name)
+            return
+        if j.type == "floating":
+            for k, axis in zip("xyz", np.eye(3), strict=True):
+                body.add_joint(name=f"{j.name}:{k}", type=slide, axis=axis)
+            body.add_joint(name=f"{j.name}:rot", type=mujoco.mjtJoint.mjJNT_BALL)
+            return
+        axis = _unit_axis(j)
+        damping = j.dynamics.damping if j.dynamics else 0.0
+        friction = j.dynamics.friction if j.dynamics else 0.0
+        if j.type == "planar":
+            u, v = _plane_basis(axis)
+            for suffix, a, t in ((":u", u, slide), (":v", v, slide), (":rot", axis, hinge)):
+                body.add_joint(name=j.name + suffix, type=t, axis=a, damping=damping, frictionloss=friction)
+            return
+        if j.type not in ("revolute", "continuous", "prismatic"):
+            raise RobotModelError(f"joint '{j.name}': unknown joint type '{j.type}'", j.source)
+        jt = slide if j.type == "prismatic" else hinge
+        mj = body.add_joint(name=j.name, type=jt, axis=axis, damping=damping, frictionloss=friction)
+        mj.armature = 0.0
+        limited = False
+        if j.type != "continuous" and j.limit is not None and j.limit.lower is not None and j.limit.upper is not None:
+            if j.limit.lower < j.limit.upper:
+                limited = True
+                mj.range = [j.limit.lower, j.limit.upper]
+            else:
+                _warn(f"joint '{j.name}': limit lower {j.limit.lower} >= upper {j.limit.upper}; left unlimited")
+        mj.limited = mujoco.mjtLimited.mjLIMITED_TRUE if limited else mujoco.mjtLimited.mjLIMITED_FALSE
+
+    # -- link contents ---------------------------------------------------------------------------
+    def _add_link_contents(self, body: mujoco.MjsBody, link) -> None:
+        body.explicitinertial = True
+        if link.inertial is not None and link.inertial.mass > 0:
+            moments, axes = _principal_inertia(link.name, link.inertial, self.adjusted_links)
+            body.mass = float(link.inertial.mass)
+            body.ipos = np.asarray(link.inertial.origin.xyz, dtype=float)
+            body.iquat = _quat(axes)
+            body.inertia = moments
+        else:
+            body.mass = 0.0
+            body.inertia = np.zeros(3)
+        body.add_site(name=link.name, group=SITE_GROUP, size=[0.005, 0.005, 0.005])
+        for i, col in enumerate(link.collisions if self.include_collisions else []):
+            self._add_geom(body, f"{link.name}:collision:{i}", col.geometry, col.origin, link.name, visual=False)
+        if self.include_visuals:
+            for i, vis in enumerate(link.visuals):
+                rgba = self._visual_rgba(vis)
+                self._add_geom(body, f"{link.name}:visual:{i}", vis.geometry, vis.origin, link.name, visual=True,
+                               rgba=rgba)
+
+    def _visual_rgba(self, vis) -> tuple[float, ...]:
+        mat = vis.material
+        if mat is not None and mat.rgba is None and mat.name in self.robot.materials:
+            mat = self.robot.materials[mat.name]
+        if mat is not None and mat.rgba is not None:
+            return tuple(float(x) for x in mat.rgba)
+        return DEFAULT_RGBA
+
+    def _add_geom(self, body, name: str, geo: Geometry, origin, link: str, *, visual: bool,
+                  rgba: tuple[float, ...] | None = None) -> None:
+        g = mujoco.mjtGeom
+        kind = geo.kind
+        kwargs: dict = {}
+        if kind == "box":
+            kwargs = {"type": g.mjGEOM_BOX, "size": 0.5 * np.asarray(geo.size, dtype=float)}
+        elif kind == "cylinder":
+            kwargs = {"type": g.mjGEOM_CYLINDER, "size": [geo.radius, 0.5 * geo.length, 0.0]}
+        elif kind == "capsule":
+            kwargs = {"type": g.mjGEOM_CAPSULE, "size": [geo.radius, 0.5 * geo.length, 0.0]}
+        elif kind == "sphere":
+            kwargs = {"type": g.mjGEOM_SPHERE, "size": [geo.radius, 0.0, 0.0]}
+        elif kind == "mesh":
+            mesh_name = self._mesh_asset(geo, link)
+            if mesh_name is None:
+                return
+            kwargs = {"type": g.mjGEOM_MESH, "meshname": mesh_name}
+        else:
+            _warn(f"link '{link}': unsupported geometry '{kind}' skipped")
+            return
+        m = origin.matrix()
+        geom = body.add_geom(name=name, pos=m[:3, 3], quat=_quat(m[:3, :3]), **kwargs)
+        if visual:
+            geom.contype = 0
+            geom.conaffinity = 0
+            geom.group = VISUAL_GROUP
+            geom.rgba = np.asarray(rgba if rgba is not None else DEFAULT_RGBA, dtype=float)
+        else:
+            geom.contype = 1
+            geom.conaffinity = 1
+            geom.group = COLLISION_GROUP if self.include_visuals else 0
+            geom.rgba = np.array([0.5, 0.5, 0.8, 0.5])
+
+    def _mesh_asset(self, geo: Geometry, link: str) -> str | None:
+        path = geo.resolved_filename or geo.filename
+        scale = tuple(float(s) for s in np.asarray(geo.scale, dtype=float).reshape(-1)[:3])
+        key = (path, scale)
+        if key in self.mesh_assets:
+            return self.mesh_assets[key]
+        if not path or not os.path.isfile(path):
+            self._skip_mesh(link, geo.filename, "file not found" + (f" ({path})" if path else ""))
+            return None
+        ext = os.path.splitext(path)[1].lower()
+        name = f"mesh{len(self.mesh_assets)}:{os.path.basename(path)}"
+        inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
+        if ext in (".stl", ".obj", ".msh"):
+            reason = _check_mesh_file(path, ext)
+            if reason:
+                self._skip_mesh(link, geo.filename, reason)
+                return None
+            self.spec.add_mesh(name=name, file=path, scale=list(scale), inertia=inertia)
+        elif ext == ".dae":
+            try:
+                verts, faces = _collada_cached(path, os.path.getmtime(path))
+            except ColladaError as exc:
+                self._skip_mesh(link, geo.filename, str(exc))
+                return None
+            self.spec.add_mesh(name=name, uservert=list(verts), userface=list(faces), scale=list(scale),
+                               inertia=inertia)
+        else:
+            self._skip_mesh(link, geo.filename, f"unsupported mesh format '{ext}'")
+            return None
+        self.mesh_assets[key] = name
+        return name
+
+    def _skip_mesh(self, link: str, filename: str, reason: str) -> None:
+        msg = f"link '{link}': mesh '{filename}' skipped: {reason}"
+        self.skipped_meshes.append(msg)
+        _warn(msg)
+
+    # -- mass fix-up, mimic, excludes --------------------------------------------------------------
+    def _fix_degenerate_mass(self, root: str, children: dict[str, list[Joint]]) -> None:
+        """Give moving bodies whose subtree is massless (or inertia-less) a tiny mass/inertia for MuJoCo."""
+        sub_mass: dict[str, float] = {}
+        sub_inertia: dict[str, float] = {}
+        order: list[str] = []
+        stack = [root]
+        while stack:
+            link = stack.pop()
+            order.append(link)
+            stack.extend(j.child for j in children.get(link, []))
+        for link in reversed(order):
+            body = self.bodies[link]
+            sub_mass[link] = float(body.mass) + sum(sub_mass[j.child] for j in children.get(link, []))
+            sub_inertia[link] = float(np.sum(body.inertia)) + sum(sub_inertia[j.child]
+                                                                  for j in children.get(link, []))
+        moving = {j.child for j in self.robot.joints.values() if j.type != "fixed"}
+        if not self.fixed_base:
+            moving.add(root)
+        for link in order:
+            if link not in moving:
+                continue
+            body = self.bodies[link]
+            changed = False
+            if sub_mass[link] < 1e-12:
+                body.mass = TINY_MASS
+                changed = True
+            if sub_inertia[link] < 1e-12:
+                body.inertia = np.maximum(np.asarray(body.inertia, dtype=float), TINY_INERTIA)
+                changed = True
+            if changed:
+                self.adjusted_links.append(link)
+                _warn(f"link '{link}' moves but carries no mass/inertia; gave it mass {body.mass:g} kg and "
+                      f"inertia {np.asarray(body.inertia)} kg m^2 so MuJoCo accepts it")
+
+    def _add_mimics(self) -> None:
+        joints = self.robot.joints
+        for j in joints.values():
+            if j.mimic is None:
+                continue
+            master = joints.get(j.mimic.joint)
+            if master is None or not master.is_scalar or not j.is_scalar:
+                _warn(f"joint '{j.name}': mimic of '{j.mimic.joint}' is not between scalar joints; ignored")
+                continue
+            eq = self.spec.add_equality(name=f"mimic:{j.name}", type=mujoco.mjtEq.mjEQ_JOINT,
+                                        name1=j.name, name2=master.name)
+            eq.objtype = mujoco.mjtObj.mjOBJ_JOINT
+            data = np.zeros(len(eq.data))
+            data[0] = j.mimic.offset
+            data[1] = j.mimic.multiplier
+            eq.data = data
+            self.mimic_names[j.name] = eq.name
+
+    def _add_excludes(self, children: dict[str, list[Joint]]) -> None:
+        # Weld groups: a link plus everything attached to it through fixed joints.
+        group_of: dict[str, str] = {}
+        groups: dict[str, list[str]] = {}
+        root = self.robot.root_link
+        stack = [(root, root)]
+        while stack:
+            link, rep = stack.pop()
+            group_of[link] = rep
+            groups.setdefault(rep, []).append(link)
+            for j in children.get(link, []):
+                stack.append((j.child, rep if j.type == "fixed" else j.child))
+        has_col = {name for name, link in self.robot.links.items() if link.collisions}
+        done: set[tuple[str, str]] = set()
+        for j in self.robot.joints.values():
+            if j.type == "fixed":
+                continue
+            for a in groups[group_of[j.parent]]:
+                for b in groups[group_of[j.child]]:
+                    if a in has_col and b in has_col and (a, b) not in done:
+                        done.add((a, b))
+                        self.spec.add_exclude(name=f"linked:{a}:{b}", bodyname1=a, bodyname2=b)
+
+
+def _check_mesh_file(path: str, ext: str) -> str:
+    """Cheap sanity checks so a broken mesh is skipped instead of failing the whole compile."""
+    try:
+        size = os.path.getsize(path)
+        if size == 0:
+            return "empty file"
+        if ext == ".stl":
+            with open(path, "rb") as f:
+                head = f.read(84)
+            if len(head) < 84:
+                return "truncated STL"
+            if not head[:5].lower().startswith(b"solid"):
+                n = int.from_bytes(head[80:84], "little")
+                if n == 0 or size < 84 + 50 * n:
+                    return f"binary STL with {n} triangles but {size} bytes"
+    except OSError as exc:
+        return str(exc)
+    return ""
+
+
+# --------------------------------------------------------------------------------------------------
+def build_spec(robot: RobotModel, *, fixed_base: bool | None = None, timestep: float = 0.001,
+               include_visuals: bool = True, disable_linked_collisions: bool = True,
+               include_collisions: bool = True) -> mujoco.MjSpec:
+    """An uncompiled MjSpec of the robot (see module docstring); add actuators, then ``spec.compile()``.
+
+    ``include_collisions=False`` drops collision geoms too (kinematics/dynamics queries need no geometry).
+    """
+    spec, _ = _build(robot, fixed_base, timestep, include_visuals, disable_linked_collisions, include_collisions)
+    return spec
+
+
+def build_model(robot: RobotModel, *, fixed_base: bool | None = None, timestep: float = 0.001,
+                include_visuals: bool = True, disable_linked_collisions: bool = True,
+                include_collisions: bool = True) -> BuiltModel:
+    """Build and compile; returns the model with joint/link index maps."""
+    spec, builder = _build(robot, fixed_base, timestep, include_visuals, disable_linked_collisions,
+                           include_collisions)
+    try:
+        model = spec.compile()
+    except ValueError as exc:
+        raise RobotModelError(f"MuJoCo rejected robot '{robot.name}': {exc}", SourceRef(robot.source_file)) from exc
+    return index_model(robot, spec, model, fixed_base=builder.fixed_base,
+                       skipped_meshes=builder.skipped_meshes, adjusted_links=builder.adjusted_links)
+
+
+def _build(robot, fixed_base, timestep, include_visuals, disable_linked, include_collisions=True):
+    fb = robot.fixed_base if fixed_base is None else bool(fixed_base)
+    b = _SpecBuilder(robot, fb, timestep, include_visuals, disable_linked, include_collisions)
+    return b.build(), b
+
+
+def index_model(robot: RobotModel, spec: mujoco.MjSpec, model: mujoco.MjModel, *, fixed_base: bool | None = None,
+                skipped_meshes: list[str] | None = None, adjusted_links: list[str] | None = None) -> BuiltModel:
+    """Name maps for a model compiled from :func:`build_spec`'s output (actuators may have been added)."""
+    fb = robot.fixed_base if fixed_base is None else fixed_base
+    if robot.root_link == WORLD:
+        fb = True  # a root called "world" is MuJoCo's world body
+    obj = mujoco.mjtObj
+
+    def jid(name: str) -> int:
+        i = mujoco.mj_name2id(model, obj.mjOBJ_JOINT, name)
+        if i < 0:
+            raise RobotModelError(f"joint '{name}' missing from the compiled model of '{robot.name}'")
+        return i
+
+    def index(name: str, urdf_type: str, mj_names: list[str]) -> JointIndex:
+        ids = tuple(jid(n) for n in mj_names)
+        nq = sum({0: 7, 1: 4, 2: 1, 3: 1}[int(model.jnt_type[i])] for i in ids)
+        nv = sum({0: 6, 1: 3, 2: 1, 3: 1}[int(model.jnt_type[i])] for i in ids)
+        return JointIndex(name, urdf_type, ids, int(model.jnt_qposadr[ids[0]]), int(model.jnt_dofadr[ids[0]]), nq, nv)
+
+    joints: dict[str, JointIndex] = {}
+    for j in robot.joints.values():
+        if j.type == "fixed":
+            continue
+        if j.type == "planar":
+            names = [f"{j.name}:u", f"{j.name}:v", f"{j.name}:rot"]
+        elif j.type == "floating" and mujoco.mj_name2id(model, obj.mjOBJ_JOINT, j.name) >= 0:
+            names = [j.name]  # a real free joint (child of a root link named "world")
+        elif j.type == "floating":
+            names = [f"{j.name}:x", f"{j.name}:y", f"{j.name}:z", f"{j.name}:rot"]
+        else:
+            names = [j.name]
+        joints[j.name] = index(j.name, j.type, names)
+    links: dict[str, LinkFrame] = {}
+    for name in robot.links:
+        bid = mujoco.mj_name2id(model, obj.mjOBJ_BODY, name)
+        sid = mujoco.mj_name2id(model, obj.mjOBJ_SITE, name)
+        if bid < 0:
+            raise RobotModelError(f"link '{name}' missing from the compiled model of '{robot.name}'")
+        links[name] = LinkFrame(name, bid, sid)
+    root = robot.root_link
+    free = index(f"{root}:free", "floating", [f"{root}:free"]) if not fb else None
+    mimics = {}
+    for j in robot.joints.values():
+        if j.mimic is not None:
+            eid = mujoco.mj_name2id(model, obj.mjOBJ_EQUALITY, f"mimic:{j.name}")
+            if eid >= 0:
+                mimics[j.name] = eid
+    return BuiltModel(robot, spec, model, fb, joints, links, free, mimics, list(skipped_meshes or []),
+                      list(adjusted_links or []))
