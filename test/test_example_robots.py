@@ -134,7 +134,7 @@ def test_rc_arm_ros2_control(rc_arm):
                                      "trigger_joint_command_threshold": "-1"}
     assert [j.name for j in block.joints] == [*ARM_JOINTS, "finger_left_joint"]
     for rc_joint in block.joints[:7]:
-        assert [i.name for i in rc_joint.command_interfaces] == ["position", "velocity"]
+        assert [i.name for i in rc_joint.command_interfaces] == ["position", "velocity", "effort"]
         assert [i.name for i in rc_joint.state_interfaces] == ["position", "velocity", "effort"]
         limit = rc_arm.joints[rc_joint.name].limit
         assert (rc_joint.command_interfaces[0].min, rc_joint.command_interfaces[0].max) == (limit.lower, limit.upper)

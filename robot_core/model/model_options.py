@@ -59,7 +59,8 @@ def apply_density(model: RobotModel, density: float) -> RobotModel:
 
 def apply_options(model: RobotModel, *, fixed_base: bool = True, merge_kinematic_links: bool = False,
                   density: float | None = None) -> RobotModel:
-    model.fixed_base = bool(fixed_base)
+    # A description that floats by itself (a .g root with `joint: free`) stays floating.
+    model.fixed_base = model.fixed_base and bool(fixed_base)
     if density is not None:
         apply_density(model, float(density))
     if merge_kinematic_links:

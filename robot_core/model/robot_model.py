@@ -57,19 +57,16 @@ def rpy_to_matrix(rpy: np.ndarray) -> np.ndarray:
 
 
 def matrix_to_rpy(rot: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`rpy_to_matrix` (pitch in [-pi/2, pi/2])."""
+    """Inverse of :func:`rpy_to_matrix`, accurate to rounding also close to pitch = +-pi/2.
+
+    (asin of one entry loses half the digits near the poles; atan2 of the column norm does not.)
+    """
     r = np.asarray(rot, dtype=float)
-    sp = -r[2, 0]
-    if abs(sp) >= 1.0 - 1e-12:
-        # Gimbal lock: put all of the remaining rotation into yaw.
-        pitch = math.copysign(math.pi / 2, sp)
-        roll = 0.0
-        yaw = math.atan2(-r[0, 1], r[1, 1])
-    else:
-        pitch = math.asin(sp)
-        roll = math.atan2(r[2, 1], r[2, 2])
-        yaw = math.atan2(r[1, 0], r[0, 0])
-    return np.array([roll, pitch, yaw])
+    cp = math.hypot(r[0, 0], r[1, 0])
+    pitch = math.atan2(-r[2, 0], cp)
+    if cp < 1e-15:  # gimbal lock: roll and yaw turn about the same axis; put it all into yaw
+        return np.array([0.0, pitch, math.atan2(-r[0, 1], r[1, 1])])
+    return np.array([math.atan2(r[2, 1], r[2, 2]), pitch, math.atan2(r[1, 0], r[0, 0])])
 
 
 @dataclass

@@ -417,20 +417,17 @@ class _SpecBuilder:
 
     # -- mass fix-up, mimic, excludes --------------------------------------------------------------
     def _fix_degenerate_mass(self, root: str, children: dict[str, list[Joint]]) -> None:
-        """Give moving bodies whose subtree is massless (or inertia-less) a tiny mass/inertia for MuJoCo."""
-        sub_mass: dict[str, float] = {}
-        sub_inertia: dict[str, float] = {}
+        """Give massless (or inertia-less) moving bodies a tiny mass/inertia, as MuJoCo requires.
+
+        MuJoCo checks each moving body on its own, even when its children carry mass (the
+        intermediate links of a multi-DOF joint chain, e.g. a rai transXY, are such bodies).
+        """
         order: list[str] = []
         stack = [root]
         while stack:
             link = stack.pop()
             order.append(link)
             stack.extend(j.child for j in children.get(link, []))
-        for link in reversed(order):
-            body = self.bodies[link]
-            sub_mass[link] = float(body.mass) + sum(sub_mass[j.child] for j in children.get(link, []))
-            sub_inertia[link] = float(np.sum(body.inertia)) + sum(sub_inertia[j.child]
-                                                                  for j in children.get(link, []))
         moving = {j.child for j in self.robot.joints.values() if j.type != "fixed"}
         if not self.fixed_base:
             moving.add(root)
@@ -439,10 +436,10 @@ class _SpecBuilder:
                 continue
             body = self.bodies[link]
             changed = False
-            if sub_mass[link] < 1e-12:
+            if float(body.mass) < 1e-12:
                 body.mass = TINY_MASS
                 changed = True
-            if sub_inertia[link] < 1e-12:
+            if float(np.min(body.inertia)) < 1e-12:
                 body.inertia = np.maximum(np.asarray(body.inertia, dtype=float), TINY_INERTIA)
                 changed = True
             if changed:
