@@ -1,0 +1,139 @@
+"""The Controller base class every robot_core controller derives from.
+
+A controller is plain Python: the manager constructs it with its name and
+``ros__parameters`` (``on_init`` validates what it can), drives it through the
+lifecycle (``on_configure`` / ``on_activate`` / ``on_deactivate`` /
+``on_cleanup``; a hook refuses by raising ControlError), hands it the
+interfaces it asked for, and calls ``update(time, period)`` at its rate.
+
+ROS-facing traffic never happens here. A controller exposes plain methods for
+input (``set_command``, ``accept_goal``, ...) that the node calls from its
+callbacks (so they must be thread-safe: they only stage data that ``update``
+picks up), and publishes output with :meth:`Controller.emit`, which calls the
+``output_sink`` the node installed (or just keeps the latest value per key).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Mapping
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from robot_core.control.errors import ControlError
+from robot_core.control.interfaces import InterfaceGroup
+from robot_core.control.lifecycle import State
+from robot_core.control.params import Params
+
+if TYPE_CHECKING:
+    from robot_core.model.robot_model import RobotModel
+
+CONTROLLER_INTERFACE = "controller_interface::ControllerInterface"
+CHAINABLE_CONTROLLER_INTERFACE = "controller_interface::ChainableControllerInterface"
+
+# Returned by *_interface_configuration() to ask for every available interface.
+ALL_INTERFACES = "all"
+
+
+class ReturnType(Enum):
+    OK = 0
+    ERROR = 1
+
+
+class Controller:
+    """Base class. Subclasses set ``type_name`` and override the hooks they need."""
+
+    type_name: ClassVar[str] = ""
+    base_class: ClassVar[str] = CONTROLLER_INTERFACE
+    is_chainable: ClassVar[bool] = False
+    is_async: ClassVar[bool] = False
+
+    def __init__(self, name: str, params: Mapping[str, Any] | None = None, robot: RobotModel | None = None,
+                 cm_update_rate: float = 100.0):
+        self.name = name
+        self.params = Params(name, params)
+        self.robot = robot
+        self.cm_update_rate = float(cm_update_rate)
+        self.state = State.UNCONFIGURED
+        self.command_interfaces: InterfaceGroup | None = None
+        self.state_interfaces: InterfaceGroup | None = None
+        self.output_sink: Callable[[str, Any], None] | None = None
+        self.outputs: dict[str, Any] = {}
+        self._state_reader: Callable[[str], float] | None = None
+        self._lock = threading.Lock()
+        self.update_rate = self._read_update_rate()
+        self.on_init()
+
+    def _read_update_rate(self) -> int:
+        rate = self.params.int("update_rate", 0, min_value=0)
+        return rate if rate > 0 else round(self.cm_update_rate)
+
+    def set_params(self, params: Mapping[str, Any] | None) -> None:
+        """Replace the parameters (only while unconfigured; takes effect at the next configure)."""
+        if self.state not in (State.UNCONFIGURED,):
+            raise ControlError(f"Controller '{self.name}': parameters can only be replaced while unconfigured")
+        self.params = Params(self.name, params)
+        self.update_rate = self._read_update_rate()
+
+    # --- lifecycle hooks (override) ---------------------------------------------
+    def on_init(self) -> None:
+        """Validate parameters that must be right before configure."""
+
+    def on_configure(self) -> None: ...
+
+    def on_activate(self) -> None: ...
+
+    def on_deactivate(self) -> None: ...
+
+    def on_cleanup(self) -> None: ...
+
+    def on_shutdown(self) -> None: ...
+
+    def on_error(self) -> None:
+        """Called after the manager deactivated this controller because its update failed."""
+
+    # --- interfaces ------------------------------------------------------------
+    def command_interface_configuration(self) -> list[str] | str:
+        """Full names of the command interfaces to claim, or ALL_INTERFACES."""
+        return []
+
+    def state_interface_configuration(self) -> list[str] | str:
+        """Full names of the state interfaces to read, or ALL_INTERFACES."""
+        return []
+
+    def assign_interfaces(self, command: InterfaceGroup | None, state: InterfaceGroup | None,
+                          state_reader: Callable[[str], float] | None = None) -> None:
+        self.command_interfaces = command
+        self.state_interfaces = state
+        self._state_reader = state_reader
+
+    def release_interfaces(self) -> None:
+        self.command_interfaces = None
+        self.state_interfaces = None
+
+    def read_hardware_state(self, name: str) -> float:
+        """Any state interface of the hardware by name (NaN if unknown); for initialising holds."""
+        return self._state_reader(name) if self._state_reader else math.nan
+
+    # --- cyclic ------------------------------------------------------------------
+    def update(self, time: float, period: float) -> ReturnType | bool | None:
+        """One control step. Return ReturnType.ERROR / False (or raise) to be deactivated."""
+        return ReturnType.OK
+
+    # --- output ------------------------------------------------------------------
+    def emit(self, key: str, data: Any) -> None:
+        """Publish ``data`` under ``key`` (e.g. "joint_states"); the node maps keys to topics."""
+        self.outputs[key] = data
+        sink = self.output_sink
+        if sink is not None:
+            sink(key, data)
+
+    # --- helpers -------------------------------------------------------------------
+    def error(self, message: str) -> ControlError:
+        return ControlError(f"controller '{self.name}': {message}")
+
+    def require_robot(self) -> RobotModel:
+        if self.robot is None:
+            raise self.error("needs the robot description (robot_description) but none was given")
+        return self.robot

@@ -1,0 +1,108 @@
+"""joint_state_broadcaster/JointStateBroadcaster: hardware states -> /joint_states and /dynamic_joint_states.
+
+Parameters (upstream names):
+  joints, interfaces: both set -> read exactly ``<joint>/<interface>`` for each pair;
+      otherwise every available state interface is read.
+  use_local_topics (false): publish on ``~/joint_states`` instead of ``/joint_states`` (the node decides topics;
+      the flag is exposed as :attr:`use_local_topics`).
+  map_interface_to_joint_state.{position,velocity,effort}: which interface fills each JointState field.
+  use_urdf_to_filter (true): with a robot description, /joint_states only lists joints of the URDF
+      (sensors and GPIOs still appear in /dynamic_joint_states).
+  extra_joints ([]): joints published with position/velocity/effort 0 (joints the hardware does not know).
+
+Outputs (``emit`` keys): "joint_states" -> JointStateData (URDF joint order, NaN where a joint lacks a field),
+"dynamic_joint_states" -> DynamicJointStateData (every read interface, grouped per joint).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from robot_core.control.controller_base import ALL_INTERFACES, Controller
+from robot_core.control.interfaces import split_interface_name
+from robot_core.control.messages import DynamicJointStateData, InterfaceValueData, JointStateData
+
+
+class JointStateBroadcaster(Controller):
+    type_name = "joint_state_broadcaster/JointStateBroadcaster"
+
+    def on_init(self) -> None:
+        self._read_params()
+
+    def _read_params(self) -> None:
+        p = self.params
+        self.joints = p.str_list("joints", [])
+        self.interfaces = p.str_list("interfaces", [])
+        self.use_local_topics = p.bool("use_local_topics", False)
+        self.use_urdf_to_filter = p.bool("use_urdf_to_filter", True)
+        self.extra_joints = p.str_list("extra_joints", [])
+        self.field_map = {
+            "position": p.str("map_interface_to_joint_state.position", "position"),
+            "velocity": p.str("map_interface_to_joint_state.velocity", "velocity"),
+            "effort": p.str("map_interface_to_joint_state.effort", "effort"),
+        }
+
+    def on_configure(self) -> None:
+        self._read_params()
+
+    def state_interface_configuration(self) -> list[str] | str:
+        if self.joints and self.interfaces:
+            return [f"{j}/{i}" for j in self.joints for i in self.interfaces]
+        return ALL_INTERFACES
+
+    def on_activate(self) -> None:
+        names = self.state_interfaces.names if self.state_interfaces is not None else []
+        per_joint: dict[str, list[tuple[str, int]]] = {}
+        for k, full in enumerate(names):
+            prefix, iface = split_interface_name(full)
+            per_joint.setdefault(prefix, []).append((iface, k))
+        hw_order = {n: i for i, n in enumerate(per_joint)}
+        urdf_order = {n: i for i, n in enumerate(self.robot.joints)} if self.robot is not None else {}
+        order = sorted(per_joint, key=lambda n: (0, urdf_order[n]) if n in urdf_order else (1, hw_order[n]))
+        self._dyn_joints = order
+        self._dyn_ifaces = [[iface for iface, _ in per_joint[j]] for j in order]
+        self._dyn_index = np.array([k for j in order for _, k in per_joint[j]], dtype=np.intp)
+        bounds = np.concatenate([[0], np.cumsum([len(per_joint[j]) for j in order])]).astype(int).tolist()
+        self._dyn_slices = list(itertools.pairwise(bounds))
+        # /joint_states: joints having at least one mapped field
+        js = []
+        for j in order:
+            if self.robot is not None and self.use_urdf_to_filter and j not in self.robot.joints:
+                continue
+            ifaces = {iface: k for iface, k in per_joint[j]}
+            if any(self.field_map[f] in ifaces for f in ("position", "velocity", "effort")):
+                js.append((j, ifaces))
+        self._js_names = [j for j, _ in js] + [j for j in self.extra_joints if j not in per_joint]
+        n_hw = len(js)
+        self._js_src = []
+        for f in ("position", "velocity", "effort"):
+            rows = [r for r, (_, ifaces) in enumerate(js) if self.field_map[f] in ifaces]
+            srcs = [js[r][1][self.field_map[f]] for r in rows]
+            self._js_src.append((np.array(rows, dtype=np.intp), np.array(srcs, dtype=np.intp)))
+        self._n_hw = n_hw
+
+    def joint_state_data(self, time: float) -> JointStateData:
+        values = self.state_interfaces.get() if self.state_interfaces is not None else np.zeros(0)
+        n = len(self._js_names)
+        fields = []
+        for rows, srcs in self._js_src:
+            arr = np.full(n, np.nan)
+            arr[self._n_hw:] = 0.0
+            arr[rows] = values[srcs]
+            fields.append(arr)
+        return JointStateData(list(self._js_names), fields[0], fields[1], fields[2], time)
+
+    def dynamic_joint_state_data(self, time: float) -> DynamicJointStateData:
+        values = self.state_interfaces.get() if self.state_interfaces is not None else np.zeros(0)
+        flat = values[self._dyn_index].tolist()
+        return DynamicJointStateData(
+            list(self._dyn_joints),
+            [InterfaceValueData(list(ifaces), flat[a:b]) for ifaces, (a, b) in zip(self._dyn_ifaces, self._dyn_slices,
+                                                                                   strict=True)],
+            time)
+
+    def update(self, time: float, period: float) -> None:
+        self.emit("joint_states", self.joint_state_data(time))
+        self.emit("dynamic_joint_states", self.dynamic_joint_state_data(time))

@@ -1,0 +1,297 @@
+"""Hardware components: what a ``<ros2_control>`` block in the URDF turns into.
+
+A HardwareComponent exports the state and command interfaces listed in its
+block (``joint1/position`` ...), goes through the same lifecycle as
+ros2_control hardware (unconfigured / inactive / active / finalized), and is
+read and written once per control cycle by the manager. Concrete kinds live in
+their own modules (topic-based, in-process simulator, generic mirror) and are
+picked by the block's ``<plugin>`` through :func:`create_component`.
+
+A component that loses its robot (no states for too long) marks itself failed
+(``is_failed``); the manager then deactivates the controllers that command it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from robot_core.control.errors import ControlError
+from robot_core.control.interfaces import InterfaceDescription
+from robot_core.control.lifecycle import State, Transition, next_state, path_to
+from robot_core.control.transmissions import TransmissionSet
+
+if TYPE_CHECKING:
+    from robot_core.control.interfaces import ResourceManager
+    from robot_core.model.robot_model import RobotModel, Ros2Control
+
+
+@dataclass
+class InterfaceInfo:
+    name: str
+    initial_value: float | None = None
+    min: float | None = None
+    max: float | None = None
+    data_type: str = "double"
+    params: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ComponentJointInfo:
+    """A ``<joint>``, ``<sensor>`` or ``<gpio>`` inside a ros2_control block."""
+
+    name: str
+    command_interfaces: list[InterfaceInfo] = field(default_factory=list)
+    state_interfaces: list[InterfaceInfo] = field(default_factory=list)
+    params: dict[str, str] = field(default_factory=dict)
+
+    def command_names(self) -> list[str]:
+        return [i.name for i in self.command_interfaces]
+
+    def state_names(self) -> list[str]:
+        return [i.name for i in self.state_interfaces]
+
+
+@dataclass
+class HardwareInfo:
+    """Plain copy of one ``<ros2_control>`` block (what ros2_control calls HardwareInfo)."""
+
+    name: str
+    type: str = "system"
+    plugin: str = ""
+    hardware_params: dict[str, str] = field(default_factory=dict)
+    joints: list[ComponentJointInfo] = field(default_factory=list)
+    sensors: list[ComponentJointInfo] = field(default_factory=list)
+    gpios: list[ComponentJointInfo] = field(default_factory=list)
+    transmissions: TransmissionSet = field(default_factory=TransmissionSet)
+
+    @staticmethod
+    def from_ros2_control(block: Ros2Control, robot: RobotModel | None = None) -> HardwareInfo:
+        def iface(i: Any) -> InterfaceInfo:
+            return InterfaceInfo(i.name, i.initial_value, i.min, i.max, i.data_type or "double", dict(i.params))
+
+        joints = [ComponentJointInfo(j.name, [iface(i) for i in j.command_interfaces],
+                                     [iface(i) for i in j.state_interfaces], dict(j.params)) for j in block.joints]
+        sensors = [ComponentJointInfo(s.name, [], [iface(i) for i in s.state_interfaces], dict(s.params))
+                   for s in block.sensors]
+        gpios = [ComponentJointInfo(g.name, [iface(i) for i in getattr(g, "command_interfaces", [])],
+                                    [iface(i) for i in g.state_interfaces], dict(g.params)) for g in block.gpios]
+        transmissions = TransmissionSet()
+        if robot is not None and robot.transmissions:
+            names = {j.name for j in joints}
+            relevant = [t for t in robot.transmissions if any(tj.name in names for tj in t.joints)]
+            transmissions = TransmissionSet.from_robot_transmissions(relevant)
+        return HardwareInfo(block.name, (block.type or "system").lower(), block.plugin, dict(block.hardware_params),
+                            joints, sensors, gpios, transmissions)
+
+    @staticmethod
+    def default_for_robot(robot: RobotModel, plugin: str = "robot_core/InProcessSimulator",
+                          name: str | None = None) -> HardwareInfo:
+        """A block for a robot without ``<ros2_control>``: every actuated joint with position/velocity/effort
+        command and state interfaces (mimic joints: states only), initial positions from the model."""
+        joints = []
+        for j in robot.joints.values():
+            if not j.is_scalar:
+                continue
+            states = [InterfaceInfo("position", j.initial_position), InterfaceInfo("velocity"), InterfaceInfo("effort")]
+            cmds = [InterfaceInfo(c) for c in ("position", "velocity", "effort")] if j.is_actuated else []
+            joints.append(ComponentJointInfo(j.name, cmds, states))
+        return HardwareInfo(name or f"{robot.name}_system", "system", plugin, {}, joints)
+
+    def param(self, key: str, default: str) -> str:
+        return str(self.hardware_params.get(key, default))
+
+    def float_param(self, key: str, default: float) -> float:
+        raw = self.hardware_params.get(key)
+        if raw is None or str(raw).strip() == "":
+            return default
+        try:
+            return float(raw)
+        except ValueError:
+            raise ControlError(f"hardware component '{self.name}': parameter '{key}' must be a number, "
+                               f"got '{raw}'") from None
+
+    def bool_param(self, key: str, default: bool) -> bool:
+        raw = self.hardware_params.get(key)
+        if raw is None:
+            return default
+        text = str(raw).strip().lower()
+        if text not in ("true", "false", "1", "0"):
+            raise ControlError(f"hardware component '{self.name}': parameter '{key}' must be true or false, "
+                               f"got '{raw}'")
+        return text in ("true", "1")
+
+
+class HardwareComponent:
+    """Base class: interface export, lifecycle, read/write and failure reporting."""
+
+    plugin_names: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, info: HardwareInfo):
+        self.info = info
+        self.name = info.name
+        self.type = info.type
+        self.plugin = info.plugin
+        self.state = State.UNCONFIGURED
+        self.is_async = False
+        self.rw_rate = 0
+        self.failure_reason = ""
+        self._failed = False
+        self.rm: ResourceManager | None = None
+        self.state_slice = slice(0, 0)
+        self.command_slice = slice(0, 0)
+        # Called with (component, failed: bool, reason) whenever the failure flag flips.
+        self.on_failure_change: Callable[[HardwareComponent, bool, str], None] | None = None
+
+    # --- interfaces ----------------------------------------------------------
+    def _all_items(self) -> list[ComponentJointInfo]:
+        return [*self.info.joints, *self.info.sensors, *self.info.gpios]
+
+    def export_state_interfaces(self) -> list[InterfaceDescription]:
+        """States start at their ``initial_value`` or 0 (so a hold before the first read stays finite)."""
+        return [InterfaceDescription(f"{item.name}/{i.name}", 0.0 if i.initial_value is None else i.initial_value,
+                                     i.data_type) for item in self._all_items() for i in item.state_interfaces]
+
+    def export_command_interfaces(self) -> list[InterfaceDescription]:
+        """Commands start at their ``initial_value`` or NaN, which means "not commanded"."""
+        return [InterfaceDescription(f"{item.name}/{i.name}", math.nan if i.initial_value is None else
+                                     i.initial_value, i.data_type)
+                for item in self._all_items() for i in item.command_interfaces]
+
+    def bind(self, rm: ResourceManager, state_slice: slice, command_slice: slice) -> None:
+        self.rm = rm
+        self.state_slice = state_slice
+        self.command_slice = command_slice
+        self.on_bind()
+
+    def on_bind(self) -> None:
+        """Hook: precompute index maps once interfaces have storage."""
+
+    @property
+    def state_names(self) -> list[str]:
+        return [f"{item.name}/{i.name}" for item in self._all_items() for i in item.state_interfaces]
+
+    @property
+    def command_names(self) -> list[str]:
+        return [f"{item.name}/{i.name}" for item in self._all_items() for i in item.command_interfaces]
+
+    @property
+    def states(self) -> np.ndarray:
+        """Writable view of this component's state values."""
+        assert self.rm is not None, f"hardware component '{self.name}' is not registered"
+        return self.rm.state_values[self.state_slice]
+
+    @property
+    def commands(self) -> np.ndarray:
+        """Writable view of this component's command values."""
+        assert self.rm is not None, f"hardware component '{self.name}' is not registered"
+        return self.rm.command_values[self.command_slice]
+
+    @property
+    def command_active(self) -> np.ndarray:
+        """Which of this component's command interfaces are commanded (claimed, or releasing)."""
+        assert self.rm is not None, f"hardware component '{self.name}' is not registered"
+        return self.rm.command_active[self.command_slice]
+
+    # --- failure -----------------------------------------------------------------
+    @property
+    def is_failed(self) -> bool:
+        return self._failed
+
+    def fail(self, reason: str) -> None:
+        if not self._failed:
+            self._failed = True
+            self.failure_reason = reason
+            if self.on_failure_change:
+                self.on_failure_change(self, True, reason)
+
+    def recover(self) -> None:
+        if self._failed:
+            self._failed = False
+            self.failure_reason = ""
+            if self.on_failure_change:
+                self.on_failure_change(self, False, "")
+
+    # --- lifecycle ---------------------------------------------------------------
+    def on_configure(self) -> None: ...
+
+    def on_cleanup(self) -> None: ...
+
+    def on_activate(self) -> None: ...
+
+    def on_deactivate(self) -> None: ...
+
+    def on_shutdown(self) -> None: ...
+
+    def transition(self, transition: Transition) -> State:
+        """Run one lifecycle transition; on a failing hook the state does not change."""
+        target = next_state("Hardware component", self.name, self.state, transition)
+        hook = {
+            Transition.CONFIGURE: self.on_configure,
+            Transition.CLEANUP: self.on_cleanup,
+            Transition.ACTIVATE: self.on_activate,
+            Transition.DEACTIVATE: self.on_deactivate,
+            Transition.SHUTDOWN: self.on_shutdown,
+        }[transition]
+        try:
+            hook()
+        except ControlError:
+            raise
+        except Exception as exc:  # a plugin bug must not take the manager down
+            raise ControlError(f"hardware component '{self.name}': {transition.value} failed: {exc}") from exc
+        self.state = target
+        return target
+
+    def set_state(self, target: State | str | int) -> State:
+        for t in path_to(self.state, State.parse(target)):
+            self.transition(t)
+        return self.state
+
+    # --- cyclic ------------------------------------------------------------------
+    def read(self, time: float, period: float) -> None:
+        """Fill state interfaces from the robot."""
+
+    def write(self, time: float, period: float) -> None:
+        """Send command interfaces to the robot."""
+
+
+# plugin name -> "module:Class" (imported on first use)
+HARDWARE_PLUGINS: dict[str, str] = {
+    "topic_based_ros2_control/TopicBasedSystem": "robot_core.control.topic_based:TopicBasedComponent",
+    "joint_state_topic_hardware_interface/JointStateTopicSystem":
+        "robot_core.control.topic_based:TopicBasedComponent",
+    "robot_core/TopicBasedSystem": "robot_core.control.topic_based:TopicBasedComponent",
+    "mock_components/GenericSystem": "robot_core.control.generic_system:GenericSystem",
+    "robot_core/InProcessSimulator": "robot_core.control.in_process_simulator:InProcessSimulatorComponent",
+}
+
+IN_PROCESS_PLUGIN = "robot_core/InProcessSimulator"
+
+
+def component_class(plugin: str) -> type[HardwareComponent]:
+    import importlib
+
+    target = HARDWARE_PLUGINS.get(plugin)
+    if target is None:
+        raise ControlError(f"hardware plugin '{plugin}' is not available; known plugins: {sorted(HARDWARE_PLUGINS)}")
+    module, _, cls = target.partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def create_component(info: HardwareInfo, robot: RobotModel | None = None, plugin_override: str | None = None,
+                     **kwargs: Any) -> HardwareComponent:
+    """Instantiate the component for ``info.plugin`` (or ``plugin_override``, e.g. the in-process simulator)."""
+    plugin = plugin_override or info.plugin
+    cls = component_class(plugin)
+    if plugin == IN_PROCESS_PLUGIN:
+        if robot is None:
+            raise ControlError(f"hardware component '{info.name}': the in-process simulator needs the robot model")
+        comp = cls(info, robot, **kwargs)  # type: ignore[call-arg]
+    else:
+        comp = cls(info, **kwargs)  # type: ignore[call-arg]
+    comp.plugin = plugin
+    return comp

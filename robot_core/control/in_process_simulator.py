@@ -1,0 +1,136 @@
+"""In-process simulator hardware: the physics engine lives inside the controller manager.
+
+The engine steps in lockstep with the control loop: each ``write`` applies the
+commands and advances ``period`` seconds of simulation (``period / timestep``
+steps, the remainder carried to the next cycle), and the next ``read`` returns
+the resulting state. Nothing crosses a process boundary, so runs are
+deterministic and 1 kHz control is cheap. The node uses :attr:`sim_time` as
+the manager's clock and publishes it on ``/clock``.
+
+Command modes follow the engine's rule per joint: a commanded position makes a
+position servo (velocity/effort as feed-forward), velocity alone a velocity
+servo, effort alone a pure effort. Only active (claimed or releasing) command
+interfaces with finite values are applied; a joint nobody commands keeps its
+last command, which after a release is the hold value.
+
+Hardware parameters: ``timestep`` (s, default 0.001), ``initial_positions`` are
+the URDF initial values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from robot_core.control.errors import ControlError
+from robot_core.control.hardware import HardwareComponent, HardwareInfo
+from robot_core.model.robot_model import RobotModel
+
+
+class InProcessSimulatorComponent(HardwareComponent):
+    plugin_names = ("robot_core/InProcessSimulator",)
+
+    def __init__(self, info: HardwareInfo, robot: RobotModel, timestep: float | None = None,
+                 engine: Any | None = None, engine_options: dict[str, Any] | None = None):
+        super().__init__(info)
+        self.robot = robot
+        self.timestep = timestep if timestep is not None else info.float_param("timestep", 0.001)
+        if not self.timestep > 0.0:
+            raise ControlError(f"hardware component '{self.name}': timestep must be > 0, got {self.timestep}")
+        self.engine = engine
+        self.engine_options = dict(engine_options or {})
+        self._carry = 0.0
+
+    @property
+    def sim_time(self) -> float:
+        return 0.0 if self.engine is None else float(self.engine.time)
+
+    def on_configure(self) -> None:
+        if self.engine is None:
+            from robot_core.physics.engine import PhysicsEngine
+
+            self.engine = PhysicsEngine(self.robot, timestep=self.timestep, **self.engine_options)
+        eng = self.engine
+        names = list(eng.joint_names)
+        actuated = set(eng.actuated_joint_names)
+        joints = self.info.joints
+        for j in joints:
+            if j.name not in names:
+                raise ControlError(f"hardware component '{self.name}': joint '{j.name}' is not a scalar joint of "
+                                   f"robot '{self.robot.name}'")
+            if j.command_interfaces and j.name not in actuated:
+                raise ControlError(f"hardware component '{self.name}': joint '{j.name}' has command interfaces "
+                                   f"but the simulator cannot command it (mimic or passive joint)")
+            for ci in j.command_names():
+                if ci not in ("position", "velocity", "effort"):
+                    raise ControlError(f"hardware component '{self.name}': joint '{j.name}': command interface "
+                                       f"'{ci}' is not supported by the simulator (position, velocity, effort)")
+        s_index = {n: i for i, n in enumerate(self.state_names)}
+        self._read_maps = []
+        for field, getter in (("position", eng.positions), ("velocity", eng.velocities), ("effort", eng.efforts)):
+            pairs = [(names.index(j.name), s_index[f"{j.name}/{field}"]) for j in joints
+                     if f"{j.name}/{field}" in s_index]
+            self._read_maps.append((getter, np.array([p[0] for p in pairs], dtype=np.intp),
+                                    np.array([p[1] for p in pairs], dtype=np.intp)))
+        c_index = {n: i for i, n in enumerate(self.command_names)}
+        self._cmd_joints = [j.name for j in joints if j.command_interfaces]
+        # (n_cmd_joints, 3) command index per field, -1 where the joint lacks that interface
+        self._cmd_idx = np.array([[c_index.get(f"{j}/{f}", -1) for f in ("position", "velocity", "effort")]
+                                  for j in self._cmd_joints], dtype=np.intp).reshape(-1, 3)
+        self._cmd_has = self._cmd_idx >= 0
+        self._cmd_safe = np.where(self._cmd_has, self._cmd_idx, 0)
+        self._groups: list[tuple[list[str], np.ndarray, int]] | None = None
+        self._last_mask = np.zeros_like(self._cmd_has)
+        self.read(0.0, 0.0)
+
+    def read(self, time: float, period: float) -> None:
+        if self.engine is None:
+            return
+        states = self.states
+        for getter, src, dst in self._read_maps:
+            if len(src):
+                states[dst] = getter()[src]
+
+    def _apply_commands(self) -> None:
+        idx = self._cmd_idx
+        if not len(idx):
+            return
+        commands, active = self.commands, self.command_active
+        values = commands[self._cmd_safe]
+        mask = self._cmd_has & active[self._cmd_safe] & np.isfinite(values)
+        if self._groups is None or not np.array_equal(mask, self._last_mask):
+            self._last_mask = mask
+            codes = mask[:, 0] * 4 + mask[:, 1] * 2 + mask[:, 2]
+            self._groups = []
+            for code in sorted(set(codes.tolist()) - {0}):
+                rows = np.flatnonzero(codes == code)
+                self._groups.append(([self._cmd_joints[r] for r in rows], rows, code))
+        for names, rows, code in self._groups:
+            sel = values[rows]
+            self.engine.set_commands(names, positions=sel[:, 0] if code & 4 else None,
+                                     velocities=sel[:, 1] if code & 2 else None,
+                                     efforts=sel[:, 2] if code & 1 else None)
+
+    def write(self, time: float, period: float) -> None:
+        if self.engine is None:
+            return
+        from robot_core.physics.engine import CommandError, PhysicsDivergedError
+
+        try:
+            self._apply_commands()
+        except CommandError as exc:
+            self.fail(f"simulator rejected a command: {exc}")
+            return
+        total = self._carry + max(period, 0.0)
+        n = int(np.floor(total / self.timestep + 1e-9))
+        self._carry = total - n * self.timestep
+        if n <= 0:
+            return
+        try:
+            self.engine.step(n)
+        except PhysicsDivergedError as exc:
+            self.fail(str(exc))
+            return
+        if self.is_failed:
+            self.recover()

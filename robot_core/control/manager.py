@@ -1,0 +1,658 @@
+"""ControllerManagerCore: ros2_control's controller manager without ROS.
+
+It owns the hardware components (through a ResourceManager) and the loaded
+controllers, answers every ``controller_manager_msgs`` service as a plain
+method, and runs the control cycle::
+
+    update(time, period):  read hardware -> update active controllers in load order -> write hardware
+
+The rclpy node is a thin adapter: it calls these methods from its service
+callbacks and its timer, converts the returned dataclasses to messages, and
+publishes ``~/activity`` from ``on_activity``.
+
+Threading: every public method takes ``self.lock`` (re-entrant), so a service
+call made from another thread is applied between two cycles, atomically. A
+switch is therefore always done "as soon as possible" and never times out;
+``activate_asap`` and ``timeout`` are accepted for API compatibility.
+
+Refusals raise ControlError with ros2_control's wording, except
+``switch_controller``, which returns SwitchResult(ok, message) because a
+BEST_EFFORT switch can partly succeed.
+
+Strictness: STRICT changes nothing unless everything can be done. BEST_EFFORT
+does what it can and skips the rest (including, unlike upstream, a controller
+whose interfaces are unavailable or taken: it is skipped instead of failing the
+whole switch). AUTO and FORCE_AUTO exist upstream to pull chained
+(ChainableControllerInterface) controllers in or out automatically; robot_core
+has no chainable controllers, so, exactly like upstream today, they behave as
+BEST_EFFORT. Strictness 0 (unset) also means BEST_EFFORT, upstream's default.
+
+Safety on deactivation (normal switch, a failing update, failed hardware): the
+released command interfaces are first set to a hold value -- position to the
+measured position, velocity and acceleration to 0, effort kept at its last
+finite value (else 0) -- then the controller's own ``on_deactivate`` may
+overwrite them. The hold value is written to the hardware once more before the
+interface turns "not commanded".
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any
+
+from robot_core.control.controller_base import ALL_INTERFACES, Controller, ReturnType
+from robot_core.control.errors import ControlError
+from robot_core.control.hardware import HardwareComponent, HardwareInfo, create_component
+from robot_core.control.interfaces import ResourceManager, split_interface_name
+from robot_core.control.lifecycle import State
+from robot_core.control.messages import (
+    ActivityData,
+    ControllerStateData,
+    HardwareComponentStateData,
+    HardwareInterfaceData,
+)
+from robot_core.control.registry import ControllerRegistry, default_registry
+
+if TYPE_CHECKING:
+    from robot_core.control.config import ControllerManagerConfig
+    from robot_core.model.robot_model import RobotModel
+
+
+# Plain references for the hot path (enum attribute lookups cost microseconds each).
+_ACTIVE = State.ACTIVE
+_INACTIVE = State.INACTIVE
+_ERROR = ReturnType.ERROR
+
+
+class Strictness(IntEnum):
+    """controller_manager_msgs/SwitchController constants."""
+
+    BEST_EFFORT = 1
+    STRICT = 2
+    AUTO = 3
+    FORCE_AUTO = 4
+
+
+@dataclass
+class SwitchResult:
+    ok: bool
+    message: str = ""
+    activated: list[str] = field(default_factory=list)
+    deactivated: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Spec:
+    controller: Controller
+    type_name: str
+    last_update: float | None = None
+    required_commands: list[str] = field(default_factory=list)
+    required_states: list[str] = field(default_factory=list)
+
+
+class ControllerManagerCore:
+    """Hardware + controllers + the read/update/write cycle."""
+
+    def __init__(self, robot: RobotModel | None = None, update_rate: float = 100.0,
+                 registry: ControllerRegistry | None = None,
+                 on_activity: Callable[[ActivityData], None] | None = None,
+                 logger: logging.Logger | None = None):
+        if not update_rate > 0:
+            raise ControlError(f"update_rate must be > 0 Hz, got {update_rate}")
+        self.robot = robot
+        self.update_rate = float(update_rate)
+        self.registry = registry or default_registry
+        self.rm = ResourceManager()
+        self.on_activity = on_activity
+        self.log = logger or logging.getLogger("robot_core.controller_manager")
+        self.lock = threading.RLock()
+        self.time = 0.0
+        self._specs: dict[str, _Spec] = {}
+        self._declared: dict[str, tuple[str | None, dict[str, Any]]] = {}
+        self._newly_failed: list[HardwareComponent] = []
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_robot(cls, robot: RobotModel, update_rate: float = 100.0, plugin_override: str | None = None,
+                   initial_state: State = State.ACTIVE, component_options: Mapping[str, Any] | None = None,
+                   **kwargs: Any) -> ControllerManagerCore:
+        """A manager with one component per ``<ros2_control>`` block of ``robot``.
+
+        ``plugin_override`` replaces every block's plugin (e.g. "robot_core/InProcessSimulator" for the embedded
+        mode); ``component_options`` are passed to each component's constructor. A robot without
+        ``<ros2_control>`` gets one default block (all actuated joints, position/velocity/effort) when
+        ``plugin_override`` is given.
+        """
+        cm = cls(robot, update_rate, **kwargs)
+        if robot.ros2_control:
+            infos = [HardwareInfo.from_ros2_control(block, robot) for block in robot.ros2_control]
+        elif plugin_override:
+            infos = [HardwareInfo.default_for_robot(robot, plugin_override)]
+        else:
+            raise ControlError(f"robot '{robot.name}' has no <ros2_control> block, so there is no hardware to control")
+        for info in infos:
+            comp = create_component(info, robot, plugin_override, **dict(component_options or {}))
+            cm.add_hardware_component(comp, initial_state)
+        return cm
+
+    def apply_config(self, config: ControllerManagerConfig) -> None:
+        """Take update_rate and the declared controllers (type + params) from a parsed YAML config."""
+        with self.lock:
+            if config.update_rate is not None:
+                self.update_rate = float(config.update_rate)
+            for name, spec in config.controllers.items():
+                self.declare_controller(name, spec.type, spec.params)
+
+    def add_hardware_component(self, component: HardwareComponent, initial_state: State | str = State.ACTIVE) -> None:
+        with self.lock:
+            self.rm.add_component(component)
+            component.on_failure_change = self._on_failure_change
+            component.set_state(initial_state)
+            self._notify()
+
+    def declare_controller(self, name: str, type_name: str | None = None,
+                           params: Mapping[str, Any] | None = None) -> None:
+        """Remember a controller's type/params for a later ``load_controller(name)`` (the YAML / ROS params)."""
+        with self.lock:
+            old_type, old_params = self._declared.get(name, (None, {}))
+            new_params = dict(old_params)
+            if params:
+                new_params.update(params)
+            self._declared[name] = (type_name or old_type, new_params)
+
+    def declared_controllers(self) -> dict[str, str | None]:
+        return {n: t for n, (t, _) in self._declared.items()}
+
+    # ------------------------------------------------------------------ queries
+    def controller(self, name: str) -> Controller:
+        spec = self._specs.get(name)
+        if spec is None:
+            raise ControlError(f"no controller named '{name}' is loaded")
+        return spec.controller
+
+    def controller_names(self) -> list[str]:
+        return list(self._specs)
+
+    @property
+    def components(self) -> dict[str, HardwareComponent]:
+        return self.rm.components
+
+    def simulator(self) -> HardwareComponent | None:
+        """The in-process simulator component (its ``sim_time`` is the clock to run and publish), if any."""
+        for comp in self.rm.components.values():
+            if hasattr(comp, "sim_time"):
+                return comp
+        return None
+
+    def component(self, name: str) -> HardwareComponent:
+        comp = self.rm.components.get(name)
+        if comp is None:
+            raise ControlError(f"hardware component '{name}' does not exist; known: {list(self.rm.components)}")
+        return comp
+
+    # ------------------------------------------------------------------ load / configure / cleanup / unload
+    def load_controller(self, name: str, type_name: str | None = None,
+                        params: Mapping[str, Any] | None = None) -> Controller:
+        with self.lock:
+            if name in self._specs:
+                raise ControlError(f"A controller named '{name}' was already loaded inside the controller manager")
+            declared_type, declared_params = self._declared.get(name, (None, {}))
+            type_name = type_name or declared_type
+            if not type_name:
+                raise ControlError(f"The 'type' param was not defined for '{name}'.")
+            try:
+                cls = self.registry.get(type_name)
+            except ControlError as exc:
+                raise ControlError(f"Loader for controller '{name}' (type '{type_name}') not found. {exc}") from None
+            merged = dict(declared_params)
+            if params:
+                merged.update(params)
+            try:
+                ctrl = cls(name, merged, self.robot, self.update_rate)
+            except ControlError as exc:
+                raise ControlError(f"Could not initialize the controller named '{name}': {exc}") from None
+            except Exception as exc:
+                raise ControlError(f"Could not initialize the controller named '{name}': {type(exc).__name__}: "
+                                   f"{exc}") from exc
+            self._specs[name] = _Spec(ctrl, type_name)
+            self.log.info("Loaded controller '%s' of type '%s'", name, type_name)
+            self._notify()
+            return ctrl
+
+    def set_controller_params(self, name: str, params: Mapping[str, Any]) -> None:
+        """New parameters for a loaded, unconfigured controller (take effect at configure)."""
+        with self.lock:
+            self.controller(name).set_params(params)
+
+    def configure_controller(self, name: str) -> None:
+        with self.lock:
+            spec = self._specs.get(name)
+            if spec is None:
+                raise ControlError(f"Could not configure controller with name '{name}' because no controller with "
+                                   f"this name exists")
+            ctrl = spec.controller
+            if ctrl.state == State.INACTIVE:
+                # ros2_control re-configures an inactive controller by cleaning it up first.
+                self._run_hook(ctrl, "cleanup", ctrl.on_cleanup)
+                ctrl.state = State.UNCONFIGURED
+            if ctrl.state != State.UNCONFIGURED:
+                raise ControlError(f"Controller '{name}' can not be configured from '{ctrl.state.label}' state.")
+            self._run_hook(ctrl, "configure", ctrl.on_configure)
+            if ctrl.update_rate > self.update_rate:
+                self._run_hook(ctrl, "cleanup", ctrl.on_cleanup)
+                raise ControlError(f"The controller '{name}' has an update rate: {ctrl.update_rate} Hz that is higher "
+                                   f"than the controller manager's update rate: {self.update_rate:g} Hz.")
+            ctrl.state = State.INACTIVE
+            spec.required_commands = self._resolve(ctrl.command_interface_configuration(), "command")
+            spec.required_states = self._resolve(ctrl.state_interface_configuration(), "state")
+            self.log.info("Configured controller '%s'", name)
+            self._notify()
+
+    def cleanup_controller(self, name: str) -> None:
+        with self.lock:
+            spec = self._specs.get(name)
+            if spec is None:
+                raise ControlError(f"Could not cleanup controller with name '{name}' because no controller with this "
+                                   f"name exists")
+            ctrl = spec.controller
+            if ctrl.state != State.INACTIVE:
+                raise ControlError(f"Controller '{name}' can not be cleaned-up from '{ctrl.state.label}' state.")
+            self._run_hook(ctrl, "cleanup", ctrl.on_cleanup)
+            ctrl.state = State.UNCONFIGURED
+            self._notify()
+
+    def unload_controller(self, name: str) -> None:
+        with self.lock:
+            spec = self._specs.get(name)
+            if spec is None:
+                raise ControlError(f"Could not unload controller with name '{name}' because no controller with this "
+                                   f"name exists")
+            ctrl = spec.controller
+            if ctrl.state == State.ACTIVE:
+                raise ControlError(f"Could not unload controller with name '{name}' because it is still active")
+            try:
+                if ctrl.state == State.INACTIVE:
+                    ctrl.on_cleanup()
+                ctrl.on_shutdown()
+            except Exception as exc:  # unloading must not be blocked by a broken hook
+                self.log.warning("controller '%s' raised while unloading: %s", name, exc)
+            ctrl.state = State.FINALIZED
+            del self._specs[name]
+            self.log.info("Unloaded controller '%s'", name)
+            self._notify()
+
+    def _run_hook(self, ctrl: Controller, what: str, hook: Callable[[], Any]) -> None:
+        try:
+            result = hook()
+        except ControlError as exc:
+            raise ControlError(f"Controller '{ctrl.name}' failed to {what}: {exc}") from None
+        except Exception as exc:
+            raise ControlError(f"Controller '{ctrl.name}' failed to {what}: {type(exc).__name__}: {exc}") from exc
+        if result is False or result == ReturnType.ERROR:
+            raise ControlError(f"Controller '{ctrl.name}' failed to {what}")
+
+    def _resolve(self, config: list[str] | str, kind: str) -> list[str]:
+        if config == ALL_INTERFACES:
+            return self.rm.state_interface_names() if kind == "state" else self.rm.command_interface_names()
+        names = list(config)
+        for n in names:
+            split_interface_name(n)
+        return names
+
+    # ------------------------------------------------------------------ switching
+    def switch_controller(self, activate: Sequence[str] = (), deactivate: Sequence[str] = (),
+                          strictness: int = Strictness.STRICT, activate_asap: bool = True,
+                          timeout: float = 0.0) -> SwitchResult:
+        with self.lock:
+            result = self._switch(list(activate), list(deactivate), int(strictness))
+            for line in result.message.splitlines():
+                (self.log.info if result.ok else self.log.warning)("switch_controller: %s", line)
+            if result.activated or result.deactivated:
+                self._notify()
+            return result
+
+    def _switch(self, activate: list[str], deactivate: list[str], strictness: int) -> SwitchResult:
+        if strictness not in (Strictness.BEST_EFFORT, Strictness.STRICT):
+            # AUTO / FORCE_AUTO only matter for chained controllers (none here); 0 means "default".
+            strictness = Strictness.BEST_EFFORT
+        strict = strictness == Strictness.STRICT
+        problems: list[str] = []
+
+        def refuse(msg: str) -> SwitchResult | None:
+            if strict:
+                return SwitchResult(False, msg + "\nAborting, no controller is switched! ('STRICT' switch)")
+            problems.append(msg)
+            return None
+
+        for action, names in (("deactivate", deactivate), ("activate", activate)):
+            for n in list(names):
+                if n not in self._specs:
+                    r = refuse(f"Could not {action} controller with name '{n}' because no controller with this name "
+                               f"exists")
+                    if r:
+                        return r
+                    names.remove(n)
+        if problems and not activate and not deactivate:
+            # like upstream: a BEST_EFFORT switch naming only unknown controllers is an error
+            return SwitchResult(False, "\n".join(problems))
+        for n in list(activate):
+            ctrl = self._specs[n].controller
+            msg = None
+            if ctrl.state == State.UNCONFIGURED:
+                msg = (f"Controller with name '{n}' is in 'unconfigured' state. The controller needs to be configured "
+                       f"to be in 'inactive' state before it can be checked and activated.")
+            elif ctrl.state == State.ACTIVE and n not in deactivate:
+                msg = f"Controller with name '{n}' is already active."
+            elif ctrl.state not in (State.INACTIVE, State.ACTIVE):
+                msg = (f"Controller with name '{n}' is not in 'inactive' state. The controller needs to be in "
+                       f"'inactive' state before it can be checked and activated.")
+            if msg:
+                r = refuse(msg)
+                if r:
+                    return r
+                activate.remove(n)
+        for n in list(deactivate):
+            if self._specs[n].controller.state != State.ACTIVE:
+                r = refuse(f"Controller with name '{n}' can not be deactivated since it is not active.")
+                if r:
+                    return r
+                deactivate.remove(n)
+        # interface availability, taking the deactivations of this same switch into account
+        freed = {i for n in deactivate for i in self.rm.claimed_interfaces(n)}
+        taken: dict[str, str] = {}
+        for n in list(activate):
+            msg = self._check_interfaces(n, freed, taken)
+            if msg:
+                r = refuse(msg)
+                if r:
+                    return r
+                activate.remove(n)
+                continue
+            for i in self._specs[n].required_commands:
+                taken[i] = n
+        if not activate and not deactivate:
+            tail = "After checking the controllers, no controllers need to be activated or deactivated."
+            ok = not problems or not strict
+            return SwitchResult(ok, "\n".join([*problems, tail]))
+        # perform: deactivations first, then activations
+        done_d: list[str] = []
+        for n in deactivate:
+            self._deactivate(self._specs[n], reason="switch")
+            done_d.append(n)
+        done_a: list[str] = []
+        for n in activate:
+            err = self._activate(self._specs[n])
+            if err:
+                problems.append(err)
+            else:
+                done_a.append(n)
+        ok = not (strict and problems)
+        return SwitchResult(ok, "\n".join(problems), done_a, done_d)
+
+    def _check_interfaces(self, name: str, freed: set[str], taken: dict[str, str]) -> str | None:
+        spec = self._specs[name]
+        for i in spec.required_commands:
+            if not self.rm.has_command_interface(i) or not self.rm.command_interface_available(i):
+                return f"Unable to activate controller '{name}' since the command interface '{i}' is not available."
+            holder = self.rm.claimed_by(i)
+            if holder is not None and holder != name and i not in freed:
+                return (f"Unable to activate controller '{name}' since the command interface '{i}' is currently "
+                        f"claimed by another controller ('{holder}').")
+            if i in taken:
+                return (f"Unable to activate controller '{name}' since the command interface '{i}' will be used by "
+                        f"another controller that is being activated ('{taken[i]}').")
+        for i in spec.required_states:
+            if not self.rm.state_interface_available(i):
+                return f"Unable to activate controller '{name}' since the state interface '{i}' is not available."
+        return None
+
+    def _activate(self, spec: _Spec) -> str | None:
+        ctrl = spec.controller
+        try:
+            cmd = self.rm.claim(ctrl.name, spec.required_commands) if spec.required_commands else None
+        except ControlError as exc:
+            return str(exc)
+        state = self.rm.loan_state(spec.required_states) if spec.required_states else None
+        ctrl.assign_interfaces(cmd, state, self.rm.read_state)
+        try:
+            self._run_hook(ctrl, "activate", ctrl.on_activate)
+        except ControlError as exc:
+            self._hold_commands(spec.required_commands)
+            self.rm.release(ctrl.name)
+            ctrl.release_interfaces()
+            return str(exc)
+        ctrl.state = State.ACTIVE
+        spec.last_update = None
+        self.log.info("Activated controller '%s'", ctrl.name)
+        return None
+
+    def _deactivate(self, spec: _Spec, reason: str) -> None:
+        ctrl = spec.controller
+        claimed = self.rm.claimed_interfaces(ctrl.name)
+        self._hold_commands(claimed)
+        try:
+            ctrl.on_deactivate()
+        except Exception as exc:
+            self.log.error("controller '%s' raised in on_deactivate: %s", ctrl.name, exc)
+        if reason == "error":
+            try:
+                ctrl.on_error()
+            except Exception as exc:
+                self.log.error("controller '%s' raised in on_error: %s", ctrl.name, exc)
+        self.rm.release(ctrl.name)
+        ctrl.release_interfaces()
+        ctrl.state = State.INACTIVE
+        self.log.info("Deactivated controller '%s' (%s)", ctrl.name, reason)
+
+    def _hold_commands(self, names: Iterable[str]) -> None:
+        """Safe values for command interfaces that lose their controller (see module docstring)."""
+        rm = self.rm
+        for name in names:
+            joint, iface = split_interface_name(name)
+            current = rm.read_command(name)
+            if iface == "position":
+                measured = rm.read_state(f"{joint}/position")
+                if math.isfinite(measured):
+                    rm.write_command(name, measured)
+            elif iface in ("velocity", "acceleration") or (iface == "effort" and not math.isfinite(current)):
+                rm.write_command(name, 0.0)
+
+    # ------------------------------------------------------------------ hardware lifecycle
+    def set_hardware_component_state(self, name: str, target: State | str | int) -> State:
+        with self.lock:
+            comp = self.component(name)
+            target_state = State.parse(target)
+            if target_state == State.UNKNOWN:
+                raise ControlError(f"hardware component '{name}': 'unknown' is not a target state")
+            leaving_active = comp.state == State.ACTIVE and target_state != State.ACTIVE
+            losing_states = target_state in (State.UNCONFIGURED, State.FINALIZED)
+            if leaving_active or losing_states:
+                self._deactivate_users(comp, include_state_users=losing_states,
+                                       reason=f"hardware component '{name}' goes to '{target_state.label}'")
+            comp.set_state(target_state)
+            self.log.info("hardware component '%s' is now '%s'", name, comp.state.label)
+            self._notify()
+            return comp.state
+
+    def _deactivate_users(self, comp: HardwareComponent, include_state_users: bool, reason: str) -> list[str]:
+        cmd = set(comp.command_names)
+        st = set(comp.state_names)
+        stopped = []
+        for spec in self._specs.values():
+            if spec.controller.state != State.ACTIVE:
+                continue
+            uses = bool(cmd.intersection(spec.required_commands)) or (
+                include_state_users and bool(st.intersection(spec.required_states)))
+            if uses:
+                self._deactivate(spec, reason="error")
+                stopped.append(spec.controller.name)
+        if stopped:
+            self.log.error("Deactivating controllers %s: %s", stopped, reason)
+        return stopped
+
+    def _on_failure_change(self, comp: HardwareComponent, failed: bool, reason: str) -> None:
+        if failed:
+            self.log.error("hardware component '%s' failed: %s", comp.name, reason)
+            self._newly_failed.append(comp)
+        else:
+            self.log.info("hardware component '%s' recovered", comp.name)
+
+    # ------------------------------------------------------------------ the cycle
+    def update(self, time: float, period: float) -> None:
+        """One control cycle: read hardware, update active controllers in load order, write hardware."""
+        with self.lock:
+            self.read(time, period)
+            self.update_controllers(time, period)
+            self.write(time, period)
+
+    def read(self, time: float, period: float) -> None:
+        with self.lock:
+            self.time = time
+            for comp in self.rm.components.values():
+                if comp.state is _ACTIVE or comp.state is _INACTIVE:
+                    try:
+                        comp.read(time, period)
+                    except Exception as exc:
+                        comp.fail(f"read failed: {type(exc).__name__}: {exc}")
+            self._handle_failures()
+
+    def _handle_failures(self) -> None:
+        if not self._newly_failed:
+            return
+        changed = False
+        for comp in self._newly_failed:
+            if self._deactivate_users(comp, include_state_users=False,
+                                      reason=f"hardware component '{comp.name}' failed: {comp.failure_reason}"):
+                changed = True
+        self._newly_failed.clear()
+        if changed:
+            self._notify()
+
+    def update_controllers(self, time: float, period: float) -> list[str]:
+        """Update the active controllers; returns the names of those deactivated because they failed."""
+        with self.lock:
+            failed: list[tuple[_Spec, str]] = []
+            cm_rate = self.update_rate
+            for spec in self._specs.values():
+                ctrl = spec.controller
+                if ctrl.state is not _ACTIVE:
+                    continue
+                rate = ctrl.update_rate
+                if rate >= cm_rate:
+                    actual = period
+                elif spec.last_update is None:
+                    actual = 1.0 / rate
+                else:
+                    actual = time - spec.last_update
+                    now_err = abs(actual * rate - 1.0)
+                    skip_err = abs((actual + 1.0 / cm_rate) * rate - 1.0)
+                    if now_err > skip_err:
+                        continue
+                spec.last_update = time
+                try:
+                    ret = ctrl.update(time, actual)
+                except Exception as exc:
+                    failed.append((spec, f"{type(exc).__name__}: {exc}"))
+                    continue
+                if ret is False or ret is _ERROR:
+                    failed.append((spec, "update returned ERROR"))
+            for spec, why in failed:
+                self.log.error("Controller '%s' failed in update (%s); deactivating it", spec.controller.name, why)
+                self._deactivate(spec, reason="error")
+            if failed:
+                self._notify()
+            return [s.controller.name for s, _ in failed]
+
+    def write(self, time: float, period: float) -> None:
+        with self.lock:
+            for comp in self.rm.components.values():
+                if comp.state is _ACTIVE:
+                    try:
+                        comp.write(time, period)
+                    except Exception as exc:
+                        comp.fail(f"write failed: {type(exc).__name__}: {exc}")
+            self.rm.end_write_cycle()
+            self._handle_failures()
+
+    # ------------------------------------------------------------------ listings
+    def list_controllers(self) -> list[ControllerStateData]:
+        with self.lock:
+            out = []
+            for name, spec in self._specs.items():
+                ctrl = spec.controller
+                out.append(ControllerStateData(
+                    name=name, state=ctrl.state, type=spec.type_name, is_async=ctrl.is_async,
+                    update_rate=int(ctrl.update_rate), claimed_interfaces=self.rm.claimed_interfaces(name),
+                    required_command_interfaces=list(spec.required_commands),
+                    required_state_interfaces=list(spec.required_states), is_chainable=ctrl.is_chainable))
+            return out
+
+    def list_controller_types(self) -> tuple[list[str], list[str]]:
+        return self.registry.list_types()
+
+    def reload_controller_libraries(self, force_kill: bool = False) -> None:
+        with self.lock:
+            if self._specs and not force_kill:
+                raise ControlError(f"Controller manager: Cannot reload controller libraries because there are still "
+                                   f"{len(self._specs)} controllers loaded (use force_kill)")
+            for spec in self._specs.values():
+                if spec.controller.state == State.ACTIVE:
+                    self._deactivate(spec, reason="reload")
+            for name in list(self._specs):
+                self.unload_controller(name)
+            self.registry.reload()
+            self._notify()
+
+    def _iface_data(self, names: list[str], kind: str) -> list[HardwareInterfaceData]:
+        rm = self.rm
+        if kind == "command":
+            return [HardwareInterfaceData(n, "double", rm.command_interface_available(n), rm.claimed_by(n) is not None)
+                    for n in names]
+        return [HardwareInterfaceData(n, "double", rm.state_interface_available(n), False) for n in names]
+
+    def list_hardware_components(self) -> list[HardwareComponentStateData]:
+        with self.lock:
+            return [HardwareComponentStateData(
+                name=c.name, type=c.type, plugin_name=c.plugin, state=c.state, is_async=c.is_async,
+                rw_rate=int(c.rw_rate or self.update_rate),
+                command_interfaces=self._iface_data(c.command_names, "command"),
+                state_interfaces=self._iface_data(c.state_names, "state"),
+                failed=c.is_failed, failure_reason=c.failure_reason) for c in self.rm.components.values()]
+
+    def list_hardware_interfaces(self) -> tuple[list[HardwareInterfaceData], list[HardwareInterfaceData]]:
+        with self.lock:
+            return (self._iface_data(self.rm.command_interface_names(), "command"),
+                    self._iface_data(self.rm.state_interface_names(), "state"))
+
+    def activity(self) -> ActivityData:
+        return ActivityData([(n, s.controller.state) for n, s in self._specs.items()],
+                            [(c.name, c.state) for c in self.rm.components.values()], self.time)
+
+    def _notify(self) -> None:
+        if self.on_activity is not None:
+            try:
+                self.on_activity(self.activity())
+            except Exception as exc:  # a publisher problem must not break the manager
+                self.log.error("activity callback failed: %s", exc)
+
+    def shutdown(self) -> None:
+        """Deactivate and unload every controller, then finalize the hardware."""
+        with self.lock:
+            for spec in list(self._specs.values()):
+                if spec.controller.state == State.ACTIVE:
+                    self._deactivate(spec, reason="shutdown")
+            self.write(self.time, 0.0)
+            for name in list(self._specs):
+                self.unload_controller(name)
+            for comp in self.rm.components.values():
+                if comp.state != State.FINALIZED:
+                    try:
+                        comp.set_state(State.FINALIZED)
+                    except ControlError as exc:
+                        self.log.error("%s", exc)
+            self._notify()

@@ -1,0 +1,139 @@
+"""Typed, error-naming access to a controller's ``ros__parameters``.
+
+Parameters arrive either nested (straight from a YAML file) or flattened with
+dots (``gains.joint1.p``, as a ROS parameter server holds them). Both forms
+are normalised to one nested dict so controllers read them one way, and every
+bad value raises a ControlError that names the controller and the parameter.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from robot_core.control.errors import ControlError
+
+_MISSING = object()
+
+
+def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """Turn dotted keys into nested dicts; nested input passes through (merged)."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        parts = str(key).split(".")
+        node = out
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {}
+                node[part] = child
+            node = child
+        leaf = parts[-1]
+        if isinstance(value, Mapping):
+            existing = node.get(leaf)
+            merged = nest(value)
+            if isinstance(existing, dict):
+                existing.update(merged)
+            else:
+                node[leaf] = merged
+        else:
+            node[leaf] = value
+    return out
+
+
+class Params:
+    """Read-only view of one controller's parameters."""
+
+    def __init__(self, owner: str, data: Mapping[str, Any] | None = None):
+        self.owner = owner
+        self.data: dict[str, Any] = nest(data or {})
+
+    def _error(self, path: str, what: str) -> ControlError:
+        return ControlError(f"controller '{self.owner}': parameter '{path}' {what}")
+
+    def has(self, path: str) -> bool:
+        return self.raw(path, _MISSING) is not _MISSING
+
+    def raw(self, path: str, default: Any = _MISSING) -> Any:
+        node: Any = self.data
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                if default is _MISSING:
+                    raise self._error(path, "is required but not set")
+                return default
+            node = node[part]
+        return node
+
+    def section(self, path: str) -> dict[str, Any]:
+        value = self.raw(path, {})
+        if not isinstance(value, dict):
+            raise self._error(path, f"must be a mapping, got {value!r}")
+        return value
+
+    def str(self, path: str, default: Any = _MISSING, choices: tuple[str, ...] | None = None) -> str:
+        value = self.raw(path, default)
+        if not isinstance(value, str):
+            raise self._error(path, f"must be a string, got {value!r}")
+        if choices is not None and value not in choices:
+            raise self._error(path, f"must be one of {list(choices)}, got '{value}'")
+        return value
+
+    def float(self, path: str, default: Any = _MISSING, min_value: float | None = None) -> float:
+        value = self.raw(path, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, str):
+                try:
+                    value = float(value)
+                except ValueError:
+                    raise self._error(path, f"must be a number, got '{value}'") from None
+            else:
+                raise self._error(path, f"must be a number, got {value!r}")
+        value = float(value)
+        if math.isnan(value):
+            raise self._error(path, "must not be NaN")
+        if min_value is not None and value < min_value:
+            raise self._error(path, f"must be >= {min_value}, got {value}")
+        return value
+
+    def int(self, path: str, default: Any = _MISSING, min_value: int | None = None) -> int:
+        value = self.raw(path, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise self._error(path, f"must be an integer, got {value!r}")
+        if min_value is not None and value < min_value:
+            raise self._error(path, f"must be >= {min_value}, got {value}")
+        return int(value)
+
+    def bool(self, path: str, default: Any = _MISSING) -> bool:
+        value = self.raw(path, default)
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        if not isinstance(value, bool):
+            raise self._error(path, f"must be true or false, got {value!r}")
+        return value
+
+    def str_list(self, path: str, default: Any = _MISSING, allow_empty: bool = True) -> list[str]:
+        value = self.raw(path, default)
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise self._error(path, f"must be a list of strings, got {value!r}")
+        if not allow_empty and not value:
+            raise self._error(path, "must not be empty")
+        if len(set(value)) != len(value):
+            dup = sorted({v for v in value if list(value).count(v) > 1})
+            raise self._error(path, f"has duplicate entries {dup}")
+        return list(value)
+
+    def float_list(self, path: str, default: Any = _MISSING, length: int | None = None) -> list[float]:
+        value = self.raw(path, default)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and length is not None:
+            value = [float(value)] * length
+        if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+        ):
+            raise self._error(path, f"must be a list of numbers, got {value!r}")
+        if length is not None and len(value) != length:
+            raise self._error(path, f"must have {length} entries, got {len(value)}")
+        return [float(v) for v in value]

@@ -1,0 +1,78 @@
+"""Controller type names (as users write them in YAML) -> controller classes.
+
+Classes are imported on first use so listing types or loading one controller
+does not import every controller (and their model libraries).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from robot_core.control.controller_base import Controller
+from robot_core.control.errors import ControlError
+
+_BUILTIN: dict[str, str] = {
+    "joint_state_broadcaster/JointStateBroadcaster":
+        "robot_core.control.controllers.joint_state_broadcaster:JointStateBroadcaster",
+    "forward_command_controller/ForwardCommandController":
+        "robot_core.control.controllers.forward_command:ForwardCommandController",
+    "position_controllers/JointGroupPositionController":
+        "robot_core.control.controllers.forward_command:JointGroupPositionController",
+    "velocity_controllers/JointGroupVelocityController":
+        "robot_core.control.controllers.forward_command:JointGroupVelocityController",
+    "effort_controllers/JointGroupEffortController":
+        "robot_core.control.controllers.forward_command:JointGroupEffortController",
+    "pid_controller/PidController": "robot_core.control.controllers.pid_controller:PidController",
+    "joint_trajectory_controller/JointTrajectoryController":
+        "robot_core.control.controllers.joint_trajectory:JointTrajectoryController",
+    "robot_core/GravityCompensationController":
+        "robot_core.control.controllers.gravity_compensation:GravityCompensationController",
+    "robot_core/ComputedTorqueController": "robot_core.control.controllers.computed_torque:ComputedTorqueController",
+}
+
+
+class ControllerRegistry:
+    """Maps type names to classes; extra types can be registered (e.g. by tests or plugins)."""
+
+    def __init__(self) -> None:
+        self._paths: dict[str, str] = dict(_BUILTIN)
+        self._classes: dict[str, type[Controller]] = {}
+
+    def register(self, type_name: str, cls: type[Controller]) -> None:
+        if "/" not in type_name:
+            raise ControlError(f"controller type '{type_name}' must look like '<package>/<Class>'")
+        self._classes[type_name] = cls
+        self._paths.pop(type_name, None)
+
+    def types(self) -> list[str]:
+        return sorted({*self._paths, *self._classes})
+
+    def list_types(self) -> tuple[list[str], list[str]]:
+        """(types, base_classes) as ListControllerTypes answers."""
+        names = self.types()
+        return names, [self.get(n).base_class for n in names]
+
+    def has(self, type_name: str) -> bool:
+        return type_name in self._paths or type_name in self._classes
+
+    def get(self, type_name: str) -> type[Controller]:
+        cls = self._classes.get(type_name)
+        if cls is not None:
+            return cls
+        path = self._paths.get(type_name)
+        if path is None:
+            raise ControlError(f"controller type '{type_name}' does not exist; available types: {self.types()}")
+        module, _, name = path.partition(":")
+        cls = getattr(importlib.import_module(module), name)
+        self._classes[type_name] = cls
+        return cls
+
+    def reload(self) -> None:
+        """Forget imported classes of built-in types (ReloadControllerLibraries)."""
+        for t in list(self._classes):
+            if t in _BUILTIN:
+                del self._classes[t]
+        self._paths.update(_BUILTIN)
+
+
+default_registry = ControllerRegistry()

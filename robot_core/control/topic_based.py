@@ -1,0 +1,251 @@
+"""Topic-based hardware: the robot is whatever publishes JointState and listens for JointState commands.
+
+This is the ROS-free half of ``topic_based_ros2_control/TopicBasedSystem``:
+the node adapter subscribes ``joint_states_topic`` and hands every message to
+:meth:`TopicBasedComponent.on_joint_state`, and publishes whatever
+:meth:`write` passes to ``command_sink`` on ``joint_commands_topic``.
+
+Behaviour (upstream's, plus a staleness check):
+
+* States are matched by joint name; a message may carry a subset of joints;
+  ``velocity``/``effort`` may be empty; non-finite values are skipped. Several
+  messages between two reads are merged (newest value per joint wins).
+* ``sum_wrapped_joint_states: true`` accumulates positions reported wrapped
+  (e.g. Isaac Sim's +-2pi) into a continuous angle.
+* Per-joint ``<param name="mimic">`` / ``multiplier`` make a joint follow another.
+* Commands: one sensor_msgs/JointState per command field in use this cycle.
+  Each message names only the joints whose ``position`` (or ``velocity``, or
+  ``effort``) interface is commanded and carries only that array, the others
+  empty, so every value on the wire is a real command: receivers that drop
+  messages with non-finite values (our simulator does, as the protocol asks)
+  never see a placeholder. A joint whose interface no controller claims is left
+  out, and the robot keeps that joint's last command; a released interface is
+  sent once more with its hold value (position: measured position; velocity: 0).
+  With one command interface per joint, as in most robots, this is exactly one
+  message per cycle, laid out as upstream's.
+* ``trigger_joint_command_threshold`` (default 1e-5): a command is published only
+  if the summed |position state - position command| exceeds it; -1 publishes
+  every cycle (a NaN difference always publishes).
+* ``use_initial_states_as_initial_commands: true``: nothing is published until
+  the first state arrived, then commands start from the measured state.
+* ``state_timeout`` (seconds of the manager's clock, default 1.0, 0 disables):
+  after states stopped arriving for that long the component reports itself
+  failed; it recovers by itself when states come back. The clock starts with
+  the first state message, so a robot that comes up late is not a failure, and
+  with ``use_sim_time`` a paused simulator (whose clock stops too) is not one.
+* ``use_transmissions: true``: the wire speaks actuator names and actuator
+  units; URDF ``<transmission>`` reductions convert both ways.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from robot_core.control.errors import ControlError
+from robot_core.control.hardware import HardwareComponent, HardwareInfo
+from robot_core.control.messages import JointStateData
+
+
+def _wrap_to_pi(x: np.ndarray) -> np.ndarray:
+    return (x + math.pi) % (2.0 * math.pi) - math.pi
+
+
+class TopicBasedComponent(HardwareComponent):
+    plugin_names = ("topic_based_ros2_control/TopicBasedSystem",)
+
+    def __init__(self, info: HardwareInfo):
+        super().__init__(info)
+        self.joint_commands_topic = info.param("joint_commands_topic", "/robot_joint_commands")
+        self.joint_states_topic = info.param("joint_states_topic", "/robot_joint_states")
+        self.trigger_joint_command_threshold = info.float_param("trigger_joint_command_threshold", 1e-5)
+        self.sum_wrapped_joint_states = info.bool_param("sum_wrapped_joint_states", False)
+        self.use_initial_states_as_initial_commands = info.bool_param("use_initial_states_as_initial_commands", False)
+        self.state_timeout = info.float_param("state_timeout", 1.0)
+        self.use_transmissions = info.bool_param("use_transmissions", False)
+        # The node sets this to a function that publishes the command message.
+        self.command_sink: Callable[[JointStateData], None] | None = None
+        self.last_command: JointStateData | None = None
+        self.published_count = 0
+        self.received_count = 0
+        self._lock = threading.Lock()
+        self._has_news = False
+        self._got_first_state = False
+        self._last_rx_time: float | None = None
+        self._ready_to_send = not self.use_initial_states_as_initial_commands
+
+    # --- set-up --------------------------------------------------------------
+    def on_bind(self) -> None:
+        joints = self.info.joints
+        n = len(joints)
+        trans = self.info.transmissions if self.use_transmissions else None
+        self.wire_names = [trans.actuator_name(j.name) if trans else j.name for j in joints]
+        self._wire_index = {name: k for k, name in enumerate(self.wire_names)}
+        self._red, self._off = (trans.arrays([j.name for j in joints]) if trans else (np.ones(n), np.zeros(n)))
+        s_names = {name: i for i, name in enumerate(self.state_names)}
+        c_names = {name: i for i, name in enumerate(self.command_names)}
+
+        def idx(table: dict[str, int], joint: str, iface: str) -> int:
+            return table.get(f"{joint}/{iface}", -1)
+
+        self._s_pos = np.array([idx(s_names, j.name, "position") for j in joints], dtype=np.intp)
+        self._s_vel = np.array([idx(s_names, j.name, "velocity") for j in joints], dtype=np.intp)
+        self._s_eff = np.array([idx(s_names, j.name, "effort") for j in joints], dtype=np.intp)
+        self._pend = np.full((3, n), np.nan)
+        # command layout: per field, (joint index, command index) in joint order
+        self._c_layout: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for field in ("position", "velocity", "effort"):
+            js = [k for k, j in enumerate(joints) if field in j.command_names()]
+            self._c_layout[field] = (np.array(js, dtype=np.intp),
+                                     np.array([c_names[f"{joints[k].name}/{field}"] for k in js], dtype=np.intp))
+        pos_js, pos_cs = self._c_layout["position"]
+        keep = self._s_pos[pos_js] >= 0
+        self._thr_state = self._s_pos[pos_js][keep]
+        self._thr_cmd = pos_cs[keep]
+        # mimic joints (per-joint params, as in topic_based_ros2_control)
+        names = [j.name for j in joints]
+        self._mimic: list[tuple[int, int, float]] = []
+        for k, j in enumerate(joints):
+            target = j.params.get("mimic")
+            if target:
+                if target not in names:
+                    raise ControlError(f"hardware component '{self.name}': joint '{j.name}' mimics unknown joint "
+                                       f"'{target}'")
+                self._mimic.append((k, names.index(target), float(j.params.get("multiplier", 1.0))))
+
+    # --- input from the node ---------------------------------------------------
+    def on_joint_state(self, name: Sequence[str], position: Sequence[float] = (), velocity: Sequence[float] = (),
+                       effort: Sequence[float] = (), stamp: float = 0.0) -> int:
+        """Store an incoming JointState (thread-safe); returns how many of our joints it matched."""
+        matched = 0
+        index = self._wire_index
+        with self._lock:
+            pend = self._pend
+            np_, nv, ne = len(position), len(velocity), len(effort)
+            for k, nm in enumerate(name):
+                j = index.get(nm)
+                if j is None:
+                    continue
+                matched += 1
+                if k < np_ and math.isfinite(position[k]):
+                    pend[0, j] = position[k]
+                if k < nv and math.isfinite(velocity[k]):
+                    pend[1, j] = velocity[k]
+                if k < ne and math.isfinite(effort[k]):
+                    pend[2, j] = effort[k]
+            if matched:
+                self._has_news = True
+                self.received_count += 1
+        return matched
+
+    # --- cyclic ------------------------------------------------------------------
+    def read(self, time: float, period: float) -> None:
+        with self._lock:
+            news = self._has_news
+            if news:
+                pend = self._pend.copy()
+                self._pend.fill(np.nan)
+                self._has_news = False
+        if news:
+            self._apply_states(pend)
+            self._last_rx_time = time
+            if not self._got_first_state:
+                self._got_first_state = True
+                if not self._ready_to_send:
+                    self._init_commands_from_states()
+            if self.is_failed:
+                self.recover()
+        elif self.state_timeout > 0.0 and self._last_rx_time is not None:
+            if time < self._last_rx_time:  # the clock jumped back (simulation reset)
+                self._last_rx_time = time
+            elif time - self._last_rx_time > self.state_timeout:
+                self.fail(f"no joint states on '{self.joint_states_topic}' for "
+                          f"{time - self._last_rx_time:.3f} s (state_timeout {self.state_timeout} s)")
+
+    def _apply_states(self, pend: np.ndarray) -> None:
+        states = self.states
+        # actuator -> joint units
+        pos = pend[0] / self._red + self._off
+        vel = pend[1] / self._red
+        eff = pend[2] * self._red
+        ok = np.isfinite(pos) & (self._s_pos >= 0)
+        if self.sum_wrapped_joint_states:
+            idx = self._s_pos[ok]
+            states[idx] += _wrap_to_pi(pos[ok] - states[idx])
+        else:
+            states[self._s_pos[ok]] = pos[ok]
+        ok = np.isfinite(vel) & (self._s_vel >= 0)
+        states[self._s_vel[ok]] = vel[ok]
+        ok = np.isfinite(eff) & (self._s_eff >= 0)
+        states[self._s_eff[ok]] = eff[ok]
+        for k, target, mult in self._mimic:
+            for table in (self._s_pos, self._s_vel, self._s_eff):
+                if table[k] >= 0 and table[target] >= 0:
+                    states[table[k]] = mult * states[table[target]]
+
+    def _init_commands_from_states(self) -> None:
+        states, commands = self.states, self.commands
+        s_index = {n: i for i, n in enumerate(self.state_names)}
+        for ci, name in enumerate(self.command_names):
+            si = s_index.get(name)
+            if si is not None:
+                commands[ci] = states[si]
+        self._ready_to_send = True
+
+    def build_commands(self, time: float) -> list[JointStateData]:
+        """The command messages for the current command values (no threshold check)."""
+        commands = self.commands
+        active = self.command_active
+        names = self.wire_names
+        empty = np.zeros(0)
+        out: list[JointStateData] = []
+        for field, (js, cs) in self._c_layout.items():
+            if not len(js):
+                continue
+            on = active[cs]
+            if not on.any():
+                continue
+            values = commands[cs]
+            if field == "position":
+                values = (values - self._off[js]) * self._red[js]
+            elif field == "velocity":
+                values = values * self._red[js]
+            else:
+                values = values / self._red[js]
+            by_joint = {int(k): float(v) for k, v, a in zip(js, values, on, strict=True) if a}
+            for k, target, mult in self._mimic:
+                if target in by_joint and k in self._c_layout[field][0]:
+                    by_joint[k] = mult * by_joint[target]
+            order = sorted(by_joint)
+            arrays = {"position": empty, "velocity": empty, "effort": empty}
+            arrays[field] = np.array([by_joint[k] for k in order])
+            out.append(JointStateData([names[k] for k in order], arrays["position"], arrays["velocity"],
+                                      arrays["effort"], time))
+        return out
+
+    def command_due(self) -> bool:
+        """Upstream's anti-spam rule: publish unless |state - command| summed over positions <= threshold."""
+        if self.trigger_joint_command_threshold < 0.0:
+            return True
+        diff = float(np.sum(np.abs(self.states[self._thr_state] - self.commands[self._thr_cmd])))
+        return not diff <= self.trigger_joint_command_threshold  # NaN -> publish
+
+    def write(self, time: float, period: float) -> None:
+        if not self._ready_to_send or not self.command_due():
+            return
+        for msg in self.build_commands(time):
+            self.last_command = msg
+            self.published_count += 1
+            if self.command_sink is not None:
+                self.command_sink(msg)
+
+    @property
+    def has_received_state(self) -> bool:
+        return self._got_first_state
+
+    def on_activate(self) -> None:
+        # Staleness is armed by the next state; an old timestamp must not fail a fresh activation.
+        self._last_rx_time = None

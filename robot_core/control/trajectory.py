@@ -1,0 +1,168 @@
+"""Joint trajectories as plain data, and their interpolation.
+
+``JointTrajectory``/``TrajectoryPoint`` mirror trajectory_msgs (times in
+seconds, ``start_time`` = header stamp, 0 = "start when received"), so tests
+and the model-based controllers need no ROS; the node converts messages.
+
+:class:`TrajectorySpline` samples a trajectory that starts from an *implicit
+first point*: the desired state (position, velocity, acceleration) at the
+moment the trajectory is taken over. Every trajectory therefore begins exactly
+where the previous command was -- activation and replacement never jump.
+
+Per segment the polynomial follows what both end points provide (as in
+ros2_controllers): positions only -> linear, + velocities -> cubic,
++ accelerations -> quintic. The implicit first point always has all three.
+``method="none"`` does not interpolate: before the first point the start state
+is held, inside a segment the segment's end point is forwarded. After the last
+point the last positions are held with zero velocity and acceleration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+INTERPOLATION_METHODS = ("splines", "none")
+
+
+@dataclass
+class TrajectoryPoint:
+    positions: Sequence[float] = ()
+    velocities: Sequence[float] = ()
+    accelerations: Sequence[float] = ()
+    effort: Sequence[float] = ()
+    time_from_start: float = 0.0
+
+
+@dataclass
+class JointTrajectory:
+    joint_names: list[str]
+    points: list[TrajectoryPoint] = field(default_factory=list)
+    start_time: float = 0.0
+
+
+@dataclass
+class JointSample:
+    """A desired or measured joint state; arrays in the controller's joint order."""
+
+    positions: np.ndarray
+    velocities: np.ndarray
+    accelerations: np.ndarray
+
+    @staticmethod
+    def at_rest(positions: Sequence[float] | np.ndarray) -> JointSample:
+        q = np.array(positions, dtype=float)
+        return JointSample(q, np.zeros_like(q), np.zeros_like(q))
+
+    def copy(self) -> JointSample:
+        return JointSample(self.positions.copy(), self.velocities.copy(), self.accelerations.copy())
+
+
+def quintic_coefficients(p0: np.ndarray, v0: np.ndarray, a0: np.ndarray, p1: np.ndarray, v1: np.ndarray,
+                         a1: np.ndarray, T: float) -> np.ndarray:
+    """(6, n) coefficients c0..c5 of p(tau) = sum c_k tau^k meeting position/velocity/acceleration at both ends."""
+    T2, T3 = T * T, T * T * T
+    dp = p1 - p0
+    c3 = (20.0 * dp - (8.0 * v1 + 12.0 * v0) * T - (3.0 * a0 - a1) * T2) / (2.0 * T3)
+    c4 = (-30.0 * dp + (14.0 * v1 + 16.0 * v0) * T + (3.0 * a0 - 2.0 * a1) * T2) / (2.0 * T3 * T)
+    c5 = (12.0 * dp - 6.0 * (v1 + v0) * T - (a0 - a1) * T2) / (2.0 * T3 * T2)
+    return np.stack([p0, v0, 0.5 * a0, c3, c4, c5])
+
+
+def cubic_coefficients(p0: np.ndarray, v0: np.ndarray, p1: np.ndarray, v1: np.ndarray, T: float) -> np.ndarray:
+    z = np.zeros_like(p0)
+    c2 = (3.0 * (p1 - p0) - (2.0 * v0 + v1) * T) / (T * T)
+    c3 = (2.0 * (p0 - p1) + (v0 + v1) * T) / (T * T * T)
+    return np.stack([p0, v0, c2, c3, z, z])
+
+
+def linear_coefficients(p0: np.ndarray, p1: np.ndarray, T: float) -> np.ndarray:
+    z = np.zeros_like(p0)
+    return np.stack([p0, (p1 - p0) / T, z, z, z, z])
+
+
+class TrajectorySpline:
+    """Piecewise polynomial from an implicit start state through absolute-time waypoints.
+
+    Args:
+        start_time: when the start state holds (the moment of take-over).
+        start: the start state (all of position, velocity, acceleration).
+        times: absolute times of the waypoints, strictly increasing and > start_time.
+        positions: (N, n) waypoint positions.
+        velocities / accelerations: per waypoint an (n,) array or None when that point lacks it.
+        method: "splines" or "none".
+    """
+
+    def __init__(self, start_time: float, start: JointSample, times: Sequence[float], positions: np.ndarray,
+                 velocities: Sequence[np.ndarray | None], accelerations: Sequence[np.ndarray | None],
+                 method: str = "splines"):
+        if method not in INTERPOLATION_METHODS:
+            raise ValueError(f"interpolation method must be one of {INTERPOLATION_METHODS}, got '{method}'")
+        times_a = np.asarray(times, dtype=float)
+        if len(times_a) == 0:
+            raise ValueError("a trajectory needs at least one point")
+        if times_a[0] <= start_time or np.any(np.diff(times_a) <= 0.0):
+            raise ValueError("waypoint times must increase strictly and follow the start time")
+        self.method = method
+        self.start_time = float(start_time)
+        self.start = start.copy()
+        self.times = times_a
+        self.positions = np.asarray(positions, dtype=float)
+        n = self.positions.shape[1]
+        zero = np.zeros(n)
+        self.velocities = [None if v is None else np.asarray(v, dtype=float) for v in velocities]
+        self.accelerations = [None if a is None else np.asarray(a, dtype=float) for a in accelerations]
+        # Waypoint states for the "none" method and for sampling past the end.
+        self._point_v = [zero if v is None else v for v in self.velocities]
+        self._point_a = [zero if a is None else a for a in self.accelerations]
+        self.seg_start = np.concatenate([[self.start_time], times_a[:-1]])
+        coeffs = []
+        p0, v0, a0 = self.start.positions, self.start.velocities, self.start.accelerations
+        have_v0 = have_a0 = True
+        for k in range(len(times_a)):
+            T = times_a[k] - self.seg_start[k]
+            p1, v1, a1 = self.positions[k], self.velocities[k], self.accelerations[k]
+            if v1 is not None and a1 is not None and have_v0 and have_a0:
+                coeffs.append(quintic_coefficients(p0, v0, a0, p1, v1, a1, T))
+            elif v1 is not None and have_v0:
+                coeffs.append(cubic_coefficients(p0, v0, p1, v1, T))
+            else:
+                coeffs.append(linear_coefficients(p0, p1, T))
+            p0 = p1
+            v0 = zero if v1 is None else v1
+            a0 = zero if a1 is None else a1
+            have_v0, have_a0 = v1 is not None, a1 is not None
+        self.coeffs = np.stack(coeffs)  # (N, 6, n)
+
+    @property
+    def end_time(self) -> float:
+        return float(self.times[-1])
+
+    @property
+    def final_positions(self) -> np.ndarray:
+        return self.positions[-1]
+
+    def segment_index(self, t: float) -> int:
+        """Index of the waypoint the segment containing ``t`` ends at (len(times) when past the end)."""
+        return int(np.searchsorted(self.times, t, side="right"))
+
+    def sample(self, t: float) -> tuple[JointSample, int]:
+        """Desired state at absolute time ``t`` and the index of the waypoint being approached."""
+        if t <= self.start_time:
+            return self.start.copy(), 0
+        k = self.segment_index(t)
+        if k >= len(self.times):
+            q = self.positions[-1].copy()
+            return JointSample(q, np.zeros_like(q), np.zeros_like(q)), k
+        if self.method == "none":
+            if k == 0:
+                return self.start.copy(), 0
+            return JointSample(self.positions[k].copy(), self._point_v[k].copy(), self._point_a[k].copy()), k
+        c = self.coeffs[k]
+        tau = t - self.seg_start[k]
+        q = c[0] + tau * (c[1] + tau * (c[2] + tau * (c[3] + tau * (c[4] + tau * c[5]))))
+        v = c[1] + tau * (2.0 * c[2] + tau * (3.0 * c[3] + tau * (4.0 * c[4] + tau * 5.0 * c[5])))
+        a = 2.0 * c[2] + tau * (6.0 * c[3] + tau * (12.0 * c[4] + tau * 20.0 * c[5]))
+        return JointSample(q, v, a), k

@@ -1,0 +1,742 @@
+"""The physics engine behind the simulator node and the gymnasium environments: a MuJoCo model of one robot.
+
+Designed for a ROS node that steps at 1 kHz: joint state read-out and command application are numpy
+gathers/scatters over precomputed index arrays, the servos run inside MuJoCo's step (see
+:mod:`robot_core.physics.actuation`), and while they just hold or track a streamed trajectory there is no
+Python work between steps at all (``step(n)`` runs them back to back in C). Per-step Python work -- a few
+vector operations -- happens only while a position reference travels towards a distant target, a joint is
+effort-commanded (velocity guard), the base floats, or an external wrench is active.
+The engine is not thread-safe: a node must serialise calls (one lock around step/commands/services).
+
+Typical node use: ``set_commands`` from each command message (a CommandError means: drop it, say why),
+``step(n)`` per tick, ``positions()``/``velocities()``/``efforts()`` for joint states, ``link_pose_array`` or
+``relative_link_poses`` for /tf, and ``reset``/``set_joint_state``/``apply_wrench`` behind the services.
+
+Joint vectors are in :attr:`PhysicsEngine.joint_names` order (every scalar joint, mimic joints included, URDF
+order); commands address :attr:`PhysicsEngine.actuated_joint_names` by name.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from robot_core.model.robot_model import RobotModel, RobotModelError, RobotModelWarning, SourceRef
+from robot_core.physics.actuation import (
+    Actuation,
+    CommandMode,
+    JointActuatorLimits,
+    MimicCoupling,
+    ServoTuning,
+    acceleration_limits,
+    add_actuators,
+    apply_gain_overrides,
+    default_gains,
+    joint_actuator_limits,
+    joint_inertia,
+)
+from robot_core.physics.builder import BuiltModel, build_spec, index_model
+
+INTEGRATORS = {
+    "euler": mujoco.mjtIntegrator.mjINT_EULER,
+    "rk4": mujoco.mjtIntegrator.mjINT_RK4,
+    "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+}
+MIMIC_TOLERANCE = 1e-6
+RANGE_TOLERANCE = 1e-9
+# Joint-limit impedance (MuJoCo solimp d0, dwidth, width): close to a hard stop.
+LIMIT_SOLIMP = (0.95, 0.99, 0.001)
+
+
+class CommandError(ValueError):
+    """A command or state request that cannot be applied; nothing of it was applied."""
+
+
+class PhysicsDivergedError(RuntimeError):
+    """MuJoCo found a non-finite state; the engine was reset to its initial state."""
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One active contact. ``force`` is (normal, tangent1, tangent2, torsional, rolling1, rolling2) in the contact
+    frame, acting on ``body2`` (from ``body1``); ``normal`` points from body1 to body2 in the world frame."""
+
+    body1: str
+    body2: str
+    position: np.ndarray
+    normal: np.ndarray
+    force: np.ndarray
+    distance: float
+    frame: np.ndarray  # 3x3, rows: normal, tangent1, tangent2 (world frame)
+
+    @property
+    def force_world(self) -> np.ndarray:
+        """Linear contact force on body2, world frame."""
+        return self.frame.T @ self.force[:3]
+
+
+@dataclass
+class _Wrench:
+    body: int
+    force: np.ndarray
+    torque: np.ndarray
+    com_offset: np.ndarray  # application point minus body COM, in the body frame
+    end_time: float
+
+
+SceneHook = Callable[[mujoco.MjSpec], None]
+
+
+class PhysicsEngine:
+    """A simulated robot: build, reset, command, step, read out.
+
+    Args:
+        robot: the robot description.
+        timestep: physics step in seconds.
+        fixed_base: weld the root to the world (None: ``robot.fixed_base``).
+        initial_positions: joint -> position; overrides each joint's ``initial_position`` (default 0, clamped
+            into the joint range). Used by :meth:`reset`.
+        gains: ``{joint: {"kp": .., "kd": .., "kv": ..}}`` overriding the tuned servo gains (joint space).
+        integrator: "implicitfast" (default; servo damping integrated implicitly), "implicit", "euler" or "rk4".
+        servo_tuning: bandwidth / damping ratio of the default gains.
+        gravity_compensation: servos hold against gravity without sagging (MuJoCo gravcomp; see the actuation
+            module). Effort-commanded joints are never compensated.
+        scene: called with the MjSpec before compiling, to add a floor, objects, cameras or lights.
+        include_visuals: add visual geoms (needed for rendering; collision geoms are always added).
+        disable_linked_collisions: no collisions between bodies joined by a joint (AGX ``disableLinkedBodies``).
+        ignore_initial_self_contacts: link pairs that already penetrate at the initial pose never collide
+            (like MoveIt's "default" collision matrix): collision meshes of real robots (Panda, PR2) overlap
+            where the links do not, and such contacts would push the robot around from the first step.
+            The pairs are listed in :attr:`ignored_collision_pairs`.
+        enforce_velocity_limits: effort-commanded joints are braked (within their effort limit) when faster than
+            their URDF velocity limit, like a drive's velocity limiter. Servo modes always respect the limit
+            through their references.
+        limit_timeconst: time constant (s) of the joint-limit and mimic constraints (MuJoCo ``solref``; at
+            least 2 dt). MuJoCo's default 0.02 s lets a joint driven by its full effort sink ~0.04 rad into its
+            limit; 0.004 s with a near-hard impedance keeps that below ~0.01 rad.
+        initial_base_pose: floating base only: (x, y, z, qw, qx, qy, qz) of the root link after :meth:`reset`
+            (default: the world origin).
+    """
+
+    def __init__(
+        self,
+        robot: RobotModel,
+        *,
+        timestep: float = 0.001,
+        fixed_base: bool | None = None,
+        initial_positions: Mapping[str, float] | None = None,
+        gains: Mapping[str, Mapping[str, float]] | None = None,
+        integrator: str = "implicitfast",
+        servo_tuning: ServoTuning | None = None,
+        gravity_compensation: bool = True,
+        scene: SceneHook | None = None,
+        include_visuals: bool = True,
+        disable_linked_collisions: bool = True,
+        ignore_initial_self_contacts: bool = True,
+        enforce_velocity_limits: bool = True,
+        limit_timeconst: float = 0.004,
+        initial_base_pose: Sequence[float] | None = None,
+    ):
+        if not (math.isfinite(timestep) and timestep > 0):
+            raise ValueError(f"timestep must be a positive number of seconds, got {timestep!r}")
+        if integrator not in INTEGRATORS:
+            raise ValueError(f"unknown integrator '{integrator}' (expected one of {', '.join(INTEGRATORS)})")
+        self.robot = robot
+        self.joint_names: list[str] = robot.scalar_joint_names()
+        self.actuated_joint_names: list[str] = robot.actuated_joint_names()
+        self.fixed_base = robot.fixed_base if fixed_base is None else bool(fixed_base)
+
+        spec = build_spec(robot, fixed_base=self.fixed_base, timestep=timestep, include_visuals=include_visuals,
+                          disable_linked_collisions=disable_linked_collisions)
+        spec.option.integrator = INTEGRATORS[integrator]
+        if scene is not None:
+            scene(spec)
+        self.limits: list[JointActuatorLimits] = joint_actuator_limits(robot, self.actuated_joint_names)
+        add_actuators(spec, self.limits, robot, gravity_compensation=gravity_compensation)
+        model = self._compile(spec)
+        self.built: BuiltModel = index_model(robot, spec, model, fixed_base=self.fixed_base)
+        self._model = model
+        self._data = mujoco.MjData(model)
+
+        self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
+        self._act_index = {n: i for i, n in enumerate(self.actuated_joint_names)}
+        self._qpos = self.built.qpos_indices(self.joint_names)
+        self._dof = self.built.dof_indices(self.joint_names)
+        self._act_qpos = self.built.qpos_indices(self.actuated_joint_names)
+        self._act_dof = self.built.dof_indices(self.actuated_joint_names)
+        self._mimics = self._mimic_table()
+        self._link_names = list(robot.links)
+        frames = [self.built.links[n] for n in self._link_names]
+        self._link_body = np.array([f.body_id for f in frames], dtype=int)
+        self._link_offsets = np.stack([f.offset for f in frames]) if frames else np.zeros((0, 4, 4))
+        self._offsets_identity = all(f.offset_is_identity for f in frames)
+        self._body_names = [model.body(i).name for i in range(model.nbody)]
+
+        self._initial = self._initial_positions(initial_positions)
+        self._initial_base = None
+        if initial_base_pose is not None:
+            self._initial_base = self._check_base_pose(initial_base_pose)
+        self.ignored_collision_pairs: list[tuple[str, str]] = []
+        if ignore_initial_self_contacts:
+            self.ignored_collision_pairs = self._initial_self_contacts()
+            if self.ignored_collision_pairs:
+                for a, b in self.ignored_collision_pairs:
+                    spec.add_exclude(name=f"initial_contact:{a}:{b}", bodyname1=a, bodyname2=b)
+                model = self._compile(spec)
+                self.built = index_model(robot, spec, model, fixed_base=self.fixed_base)
+                self._model = model
+                self._data = mujoco.MjData(model)
+        self._release_mimic_limits()
+        self._stiffen_constraints(limit_timeconst)
+        # Gains tuned at the initial pose.
+        tuning = servo_tuning or ServoTuning()
+        self._data.qpos[:] = self._initial_qpos(self._initial)
+        mimics = self._mimic_coupling()
+        inertia = joint_inertia(model, self._data, self._act_dof, mimics)
+        kp, kd, kv = default_gains(inertia, timestep, tuning)
+        apply_gain_overrides(gains, self.actuated_joint_names, kp, kd, kv)
+        accel = acceleration_limits(inertia, np.array([lim.effort for lim in self.limits]), tuning)
+        # Velocity guard of effort-mode joints: deadbeat for explicit integrators, 10x stiffer (still stable,
+        # the damping is integrated implicitly) for the implicit ones.
+        implicit = integrator in ("implicit", "implicitfast")
+        guard = inertia / timestep * (10.0 if implicit else 1.0) if enforce_velocity_limits else None
+        free = self.built.root_free_joint
+        free_dofs = slice(free.dof_adr, free.dof_adr + 6) if free is not None else None
+        self.actuation = Actuation(model, self._data, self.limits, self._act_qpos, self._act_dof, (kp, kd, kv),
+                                   accel, guard, mimics, gravity_compensation=gravity_compensation,
+                                   free_dofs=free_dofs)
+        self._index_cache: dict[tuple[str, ...], np.ndarray] = {}
+        self._pair_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._wrenches: dict[str, _Wrench] = {}
+        self._wrench_bodies = np.zeros(0, dtype=int)
+        self._step_count = 0
+        self._bad_qacc = 0
+        self.reset()
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def model(self) -> mujoco.MjModel:
+        return self._model
+
+    @property
+    def data(self) -> mujoco.MjData:
+        return self._data
+
+    @property
+    def time(self) -> float:
+        return float(self._data.time)
+
+    @property
+    def step_count(self) -> int:
+        return self._step_count
+
+    @property
+    def timestep(self) -> float:
+        return float(self._model.opt.timestep)
+
+    @property
+    def link_names(self) -> list[str]:
+        return list(self._link_names)
+
+    @property
+    def initial_positions(self) -> dict[str, float]:
+        return dict(zip(self.joint_names, self._initial, strict=True))
+
+    # ------------------------------------------------------------------ life cycle
+    def reset(self, positions: Mapping[str, float] | None = None) -> None:
+        """Back to t = 0 at the initial positions (updated by ``positions``), at rest, holding that pose.
+
+        Every joint returns to position mode at its reset position; efforts and wrenches are cleared.
+        """
+        q = self._initial.copy()
+        if positions:
+            idx, values = self._validate_state(positions, "reset")
+            q[idx] = values
+            self._derive_mimics(q)
+        mujoco.mj_resetData(self._model, self._data)
+        self._data.qpos[:] = self._initial_qpos(q)
+        self.clear_wrenches()
+        self.actuation.reset(q[self._joint_act_positions()])
+        mujoco.mj_forward(self._model, self._data)
+        self._step_count = 0
+        self._bad_qacc_stat = self._data.warning[mujoco.mjtWarning.mjWARN_BADQACC]  # a live view
+        self._bad_qacc = self._bad_qacc_stat.number
+
+    def step(self, n: int = 1) -> None:
+        """Advance ``n`` physics steps with the current commands."""
+        m, d = self._model, self._data
+        act = self.actuation
+        n = int(n)
+        t_start = d.time
+        k = 0
+        while k < n:
+            if not (act.per_step_work or self._wrenches):
+                mujoco.mj_step(m, d, nstep=n - k)  # nothing to update between steps: all of them in C
+                break
+            act.before_step()
+            if self._wrenches:
+                self._update_wrenches()
+            mujoco.mj_step(m, d)
+            k += 1
+        self._step_count += n
+        if self._bad_qacc_stat.number != self._bad_qacc:
+            self.reset()
+            raise PhysicsDivergedError(
+                f"simulation of '{self.robot.name}' diverged (non-finite or huge acceleration at dof "
+                f"{self._bad_qacc_stat.lastinfo}) during the {n} step(s) from t={t_start:.6f} s; the engine was "
+                "reset to its initial state")
+
+    # ------------------------------------------------------------------ commands
+    def set_command(
+        self, name: str, position: float | None = None, velocity: float | None = None, effort: float | None = None
+    ) -> None:
+        """Command one joint; see :meth:`set_commands`."""
+        self.set_commands(
+            [name],
+            None if position is None else [position],
+            None if velocity is None else [velocity],
+            None if effort is None else [effort],
+        )
+
+    def set_commands(
+        self,
+        names: Sequence[str],
+        positions: Sequence[float] | np.ndarray | None = None,
+        velocities: Sequence[float] | np.ndarray | None = None,
+        efforts: Sequence[float] | np.ndarray | None = None,
+    ) -> None:
+        """Command actuated joints by name; each array is None or as long as ``names``.
+
+        The mode follows from what is given: positions -> position servo (velocities/efforts act as
+        feed-forwards); only velocities -> velocity servo (efforts feed-forward); only efforts -> effort.
+        A joint keeps its last command until commanded again. Raises CommandError (a ValueError) naming the
+        joint for unknown, mimic or repeated joints, wrong lengths and non-finite values; then nothing is applied.
+        """
+        key = tuple(names)
+        idx = self._index_cache.get(key)
+        if idx is None:
+            idx = self._command_index(key)
+        n = len(key)
+        arrays = []
+        for label, values in (("position", positions), ("velocity", velocities), ("effort", efforts)):
+            if values is None:
+                arrays.append(None)
+                continue
+            arr = np.asarray(values, dtype=float)
+            if arr.ndim != 1:
+                arr = arr.reshape(-1)
+            if arr.size != n:
+                raise CommandError(f"{label} has {arr.size} values for {n} joints {list(names)}")
+            if not math.isfinite(arr.sum()):  # one cheap reduction; look closer only when it fails
+                bad = np.flatnonzero(~np.isfinite(arr))
+                if bad.size:  # (else finite values whose sum overflowed)
+                    j = int(bad[0])
+                    raise CommandError(f"{label} command {arr[j]} for joint '{names[j]}' is not finite")
+            arrays.append(arr)
+        if n:
+            self.actuation.command(idx, *arrays)
+
+    def _command_index(self, names: tuple[str, ...]) -> np.ndarray | slice:
+        """Actuator indices of ``names`` (validated; cached, since a node sends the same list every time)."""
+        idx = np.empty(len(names), dtype=int)
+        seen: set[str] = set()
+        for k, name in enumerate(names):
+            i = self._act_index.get(name)
+            if i is None:
+                raise CommandError(self._not_actuated(name))
+            if name in seen:
+                raise CommandError(f"joint '{name}' is commanded twice in one command")
+            seen.add(name)
+            idx[k] = i
+        if len(self._index_cache) > 256:
+            self._index_cache.clear()
+        # Every actuated joint in order (what a node usually sends): a slice is cheaper than fancy indexing.
+        key: np.ndarray | slice = slice(None) if np.array_equal(idx, np.arange(len(self._act_index))) else idx
+        self._index_cache[names] = key
+        return key
+
+
+    def command_modes(self) -> dict[str, str]:
+        """Actuated joint -> "position" | "velocity" | "effort" (what it currently obeys)."""
+        return {n: CommandMode(int(m)).name.lower()
+                for n, m in zip(self.actuated_joint_names, self.actuation.mode, strict=True)}
+
+    def gains(self) -> dict[str, dict[str, float]]:
+        a = self.actuation
+        return {n: {"kp": float(a.kp[i]), "kd": float(a.kd[i]), "kv": float(a.kv[i])}
+                for i, n in enumerate(self.actuated_joint_names)}
+
+    def set_gains(self, name: str, *, kp: float | None = None, kd: float | None = None,
+                  kv: float | None = None) -> None:
+        """Change one joint's servo gains at run time (joint space)."""
+        i = self._act_index.get(name)
+        if i is None:
+            raise CommandError(self._not_actuated(name))
+        for label, v in (("kp", kp), ("kd", kd), ("kv", kv)):
+            if v is not None and not (math.isfinite(v) and v >= 0):
+                raise CommandError(f"gain {label}={v} of joint '{name}' must be finite and >= 0")
+        self.actuation.set_gains(i, kp, kd, kv)
+
+    # ------------------------------------------------------------------ state
+    def positions(self) -> np.ndarray:
+        return self._data.qpos[self._qpos]
+
+    def velocities(self) -> np.ndarray:
+        return self._data.qvel[self._dof]
+
+    def efforts(self) -> np.ndarray:
+        """Joint-side actuator effort: what the motor applies through its reduction (servo, feed-forwards and
+        gravity compensation, after the effort limit). A mimic joint shows its share of the compensation."""
+        return self._data.qfrc_actuator[self._dof]
+
+    def actuator_efforts(self) -> np.ndarray:
+        """Motor-side effort of each actuated joint (joint effort / reduction), actuated joint order."""
+        return self._data.qfrc_actuator[self._act_dof] / self.actuation.gear
+
+    def set_joint_state(self, positions: Mapping[str, float],
+                        velocities: Mapping[str, float] | None = None) -> None:
+        """Teleport joints; position-servoed joints then hold the new positions. Mimic joints follow their
+        master (a given mimic value must agree with it). Nothing is applied if any entry is invalid."""
+        idx, values = self._validate_state(positions, "set_joint_state")
+        vidx, vvalues = (self._validate_state(velocities, "set_joint_state velocity", check_mimic=False)
+                         if velocities else (np.zeros(0, dtype=int), np.zeros(0)))
+        q = self.positions()
+        q[idx] = values
+        self._derive_mimics(q)
+        qd = self.velocities()
+        qd[vidx] = vvalues
+        for mimic, master, mult, _off in self._mimics:  # mimic velocities follow their master
+            qd[mimic] = mult * qd[master]
+        d = self._data
+        d.qpos[self._qpos] = q
+        d.qvel[self._dof] = qd
+        moved = np.array([self._act_index[self.joint_names[i]] for i in idx if self.joint_names[i] in self._act_index],
+                         dtype=int)
+        self.actuation.hold(moved, q[self._joint_act_positions()[moved]])
+        mujoco.mj_forward(self._model, d)
+
+    def base_pose(self) -> np.ndarray:
+        """(x, y, z, qw, qx, qy, qz) of the root link (constant for a fixed base)."""
+        pose = self.link_pose(self.robot.root_link) if self.robot.root_link in self.built.links else np.eye(4)
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, np.ascontiguousarray(pose[:3, :3]).reshape(9))
+        return np.concatenate([pose[:3, 3], quat])
+
+    def set_base_pose(self, pose: Sequence[float], linear_velocity: Sequence[float] = (0.0, 0.0, 0.0),
+                      angular_velocity: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
+        """Teleport a floating base: pose (x y z qw qx qy qz) in the world, velocities in the world frame."""
+        arr = self._check_base_pose(pose)
+        vel = np.concatenate([np.asarray(linear_velocity, dtype=float).reshape(-1),
+                              np.asarray(angular_velocity, dtype=float).reshape(-1)])
+        if vel.size != 6 or not np.all(np.isfinite(vel)):
+            raise CommandError("base velocities must be two sets of 3 finite numbers")
+        free = self.built.root_free_joint
+        d = self._data
+        d.qpos[free.qpos_adr:free.qpos_adr + 7] = arr
+        # A free joint's angular velocity is in the body frame.
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, arr[3:])
+        d.qvel[free.dof_adr:free.dof_adr + 3] = vel[:3]
+        d.qvel[free.dof_adr + 3:free.dof_adr + 6] = rot.reshape(3, 3).T @ vel[3:]
+        mujoco.mj_forward(self._model, d)
+
+    # ------------------------------------------------------------------ external wrenches
+    def apply_wrench(
+        self,
+        link: str,
+        force: Sequence[float] = (0.0, 0.0, 0.0),
+        torque: Sequence[float] = (0.0, 0.0, 0.0),
+        point: Sequence[float] = (0.0, 0.0, 0.0),
+        duration: float | None = None,
+    ) -> None:
+        """Push ``link`` with a world-frame ``force`` at ``point`` (link frame) plus a world-frame ``torque``
+        about that point, for ``duration`` s of simulated time (None or 0: until replaced or cleared). A new
+        wrench on the same link replaces the old one."""
+        if link not in self.built.links:
+            raise CommandError(f"robot '{self.robot.name}' has no link '{link}'")
+        vecs = []
+        for label, v in (("force", force), ("torque", torque), ("point", point)):
+            arr = np.asarray(v, dtype=float).reshape(-1)
+            if arr.size != 3 or not np.all(np.isfinite(arr)):
+                raise CommandError(f"apply_wrench on '{link}': {label} must be 3 finite numbers, got {v!r}")
+            vecs.append(arr)
+        if duration is not None and not (math.isfinite(duration) and duration >= 0):
+            raise CommandError(f"apply_wrench on '{link}': duration must be >= 0 seconds, got {duration!r}")
+        frame = self.built.links[link]
+        body = frame.body_id
+        if body == 0:
+            raise CommandError(f"link '{link}' is the world body; a wrench on it has no effect")
+        point_body = frame.offset[:3, :3] @ vecs[2] + frame.offset[:3, 3]
+        com_offset = point_body - self._model.body_ipos[body]
+        # End a half step early so a duration of k*dt acts for exactly k steps despite rounding.
+        end = math.inf if not duration else self.time + duration - 0.5 * self.timestep
+        self._wrenches[link] = _Wrench(body, vecs[0], vecs[1], com_offset, end)
+        self._update_wrenches()
+
+    def clear_wrenches(self) -> None:
+        self._wrenches.clear()
+        self._data.xfrc_applied[:] = 0.0
+        self._wrench_bodies = np.zeros(0, dtype=int)
+
+    def active_wrenches(self) -> list[str]:
+        return list(self._wrenches)
+
+    def _update_wrenches(self) -> None:
+        d = self._data
+        t = d.time
+        for link in [k for k, w in self._wrenches.items() if t >= w.end_time]:
+            del self._wrenches[link]
+        d.xfrc_applied[self._wrench_bodies] = 0.0
+        if not self._wrenches:
+            self._wrench_bodies = np.zeros(0, dtype=int)
+            return
+        ws = list(self._wrenches.values())
+        bodies = np.array([w.body for w in ws], dtype=int)
+        force = np.array([w.force for w in ws])
+        rot = d.xmat[bodies].reshape(-1, 3, 3)
+        lever = np.einsum("kij,kj->ki", rot, np.array([w.com_offset for w in ws]))
+        torque = np.array([w.torque for w in ws]) + np.cross(lever, force)
+        np.add.at(d.xfrc_applied, bodies, np.hstack([force, torque]))
+        self._wrench_bodies = bodies
+
+    # ------------------------------------------------------------------ contacts and frames
+    def contacts(self) -> list[Contact]:
+        """Active contacts (penetrating or within margin) with their 6D force in the contact frame."""
+        m, d = self._model, self._data
+        out: list[Contact] = []
+        f6 = np.zeros(6)
+        for i in range(d.ncon):
+            c = d.contact[i]
+            if c.efc_address < 0:  # excluded from the constraint solver
+                continue
+            mujoco.mj_contactForce(m, d, i, f6)
+            b1 = int(m.geom_bodyid[c.geom1])
+            b2 = int(m.geom_bodyid[c.geom2])
+            frame = np.array(c.frame).reshape(3, 3)
+            out.append(Contact(self._body_names[b1], self._body_names[b2], np.array(c.pos), frame[0].copy(),
+                               f6.copy(), float(c.dist), frame))
+        return out
+
+    def link_poses(self) -> dict[str, np.ndarray]:
+        """World pose (4x4) of every link, fixed-joint frames included."""
+        poses = self.link_pose_array()
+        return dict(zip(self._link_names, poses, strict=True))
+
+    def link_pose_array(self) -> np.ndarray:
+        """(n_links, 4, 4) world poses in :attr:`link_names` order (cheaper than the dict for publishers)."""
+        d = self._data
+        n = len(self._link_names)
+        out = np.zeros((n, 4, 4))
+        out[:, :3, :3] = d.xmat[self._link_body].reshape(n, 3, 3)
+        out[:, :3, 3] = d.xpos[self._link_body]
+        out[:, 3, 3] = 1.0
+        if not self._offsets_identity:
+            out = out @ self._link_offsets
+        return out
+
+    def link_pose(self, link: str) -> np.ndarray:
+        return self.built.link_pose(self._data, link)
+
+    def relative_link_poses(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """(k, 4, 4) poses of each ``child`` in its ``parent`` frame -- e.g. one per URDF joint, for /tf."""
+        key = tuple(pairs)
+        index = self._pair_cache.get(key)
+        if index is None:
+            where = {n: i for i, n in enumerate(self._link_names)}
+            try:
+                index = (np.array([where[p] for p, _ in key], dtype=int), np.array([where[c] for _, c in key],
+                                                                                   dtype=int))
+            except KeyError as exc:
+                raise CommandError(f"robot '{self.robot.name}' has no link {exc}") from None
+            self._pair_cache[key] = index
+        world = self.link_pose_array()
+        parent, child = world[index[0]], world[index[1]]
+        out = np.zeros_like(parent)
+        rot_t = np.transpose(parent[:, :3, :3], (0, 2, 1))
+        out[:, :3, :3] = rot_t @ child[:, :3, :3]
+        out[:, :3, 3] = np.einsum("kij,kj->ki", rot_t, child[:, :3, 3] - parent[:, :3, 3])
+        out[:, 3, 3] = 1.0
+        return out
+
+    # ------------------------------------------------------------------ internals
+    def _compile(self, spec: mujoco.MjSpec) -> mujoco.MjModel:
+        try:
+            return spec.compile()
+        except ValueError as exc:
+            raise RobotModelError(f"MuJoCo rejected robot '{self.robot.name}': {exc}",
+                                  SourceRef(self.robot.source_file)) from exc
+
+    def _release_mimic_limits(self) -> None:
+        """A mimic joint is bounded by its master's limit through the mimic relation; its own limit would only
+        add a second, possibly contradicting, constraint (the PR2 gripper's ``parallel_root`` joints mimic with
+        multiplier -1 but have the range [0, 0.548], which would lock the gripper shut)."""
+        m = self._model
+        for name in self.joint_names:
+            j = self.robot.joints[name]
+            if j.mimic is None or j.mimic.joint not in self._joint_index:
+                continue
+            jid = self.built.joints[name].joint_id
+            if not m.jnt_limited[jid]:
+                continue
+            master = self.built.joints[j.mimic.joint].joint_id
+            if m.jnt_limited[master]:
+                lo, hi = sorted(j.mimic.offset + j.mimic.multiplier * m.jnt_range[master])
+                own_lo, own_hi = m.jnt_range[jid]
+                if lo < own_lo - 1e-9 or hi > own_hi + 1e-9:
+                    warnings.warn(RobotModelWarning(
+                        f"{j.source}: joint '{name}' mimics '{j.mimic.joint}' (range [{lo:g}, {hi:g}] through the "
+                        f"mimic relation) but has its own range [{own_lo:g}, {own_hi:g}]; only the master's "
+                        "limit is enforced"), stacklevel=3)
+                m.jnt_limited[jid] = 0
+
+    def _stiffen_constraints(self, timeconst: float) -> None:
+        """Joint limits and mimic relations as near-hard constraints (see ``limit_timeconst``)."""
+        m = self._model
+        solref = [max(timeconst, 2.0 * m.opt.timestep), 1.0]
+        robot_joints = [self.built.joints[n].joint_id for n in self.joint_names]
+        limited = [j for j in robot_joints if m.jnt_limited[j]]
+        if limited:
+            m.jnt_solref[limited] = solref
+            m.jnt_solimp[limited, :3] = LIMIT_SOLIMP
+        eqs = list(self.built.mimic_equalities.values())
+        if eqs:
+            m.eq_solref[eqs] = solref
+            m.eq_solimp[eqs, :3] = LIMIT_SOLIMP
+
+    def _initial_self_contacts(self) -> list[tuple[str, str]]:
+        """Robot body pairs that penetrate at the initial pose."""
+        m, d = self._model, self._data
+        d.qpos[:] = self._initial_qpos(self._initial)
+        mujoco.mj_forward(m, d)
+        links = set(self.robot.links)
+        pairs: set[tuple[str, str]] = set()
+        for i in range(d.ncon):
+            c = d.contact[i]
+            if c.dist >= 0.0:
+                continue
+            a = self._model.body(int(m.geom_bodyid[c.geom1])).name
+            b = self._model.body(int(m.geom_bodyid[c.geom2])).name
+            if a in links and b in links and a != b and a != "world" and b != "world":
+                pairs.add((a, b) if a < b else (b, a))
+        return sorted(pairs)
+
+    def _not_actuated(self, name: str) -> str:
+        j = self.robot.joints.get(name)
+        if j is not None and j.mimic is not None:
+            return f"joint '{name}' is a mimic of '{j.mimic.joint}' and cannot be commanded; command the master"
+        if j is not None:
+            return f"joint '{name}' is a {j.type} joint and cannot be commanded"
+        return f"robot '{self.robot.name}' has no joint '{name}' (actuated joints: {self.actuated_joint_names})"
+
+    def _mimic_table(self) -> list[tuple[int, int, float, float]]:
+        out = []
+        for n in self.joint_names:
+            j = self.robot.joints[n]
+            if j.mimic is not None and j.mimic.joint in self._joint_index:
+                out.append((self._joint_index[n], self._joint_index[j.mimic.joint], float(j.mimic.multiplier),
+                            float(j.mimic.offset)))
+        return out
+
+    def _mimic_coupling(self) -> MimicCoupling:
+        """Mimic joints whose master is actuated (chains of mimics are resolved to the actuated root)."""
+        acts, dofs, mults = [], [], []
+        for mimic, master, mult, _off in self._mimics:
+            name = self.joint_names[master]
+            seen = {name}
+            while name not in self._act_index:
+                j = self.robot.joints[name]
+                if j.mimic is None or j.mimic.joint in seen or j.mimic.joint not in self._joint_index:
+                    break
+                mult *= j.mimic.multiplier
+                name = j.mimic.joint
+                seen.add(name)
+            if name in self._act_index:
+                acts.append(self._act_index[name])
+                dofs.append(int(self._dof[mimic]))
+                mults.append(mult)
+        return MimicCoupling(np.array(acts, dtype=int), np.array(dofs, dtype=int), np.array(mults, dtype=float))
+
+    def _joint_act_positions(self) -> np.ndarray:
+        return np.array([self._joint_index[n] for n in self.actuated_joint_names], dtype=int)
+
+    def _initial_positions(self, overrides: Mapping[str, float] | None) -> np.ndarray:
+        q = np.zeros(len(self.joint_names))
+        for i, n in enumerate(self.joint_names):
+            j = self.robot.joints[n]
+            v = 0.0 if j.initial_position is None else float(j.initial_position)
+            if j.type != "continuous" and j.limit is not None and j.limit.lower is not None \
+                    and j.limit.upper is not None and j.limit.lower < j.limit.upper:
+                v = min(max(v, j.limit.lower), j.limit.upper)
+            q[i] = v
+        if overrides:
+            idx, values = self._validate_state(overrides, "initial_positions")
+            q[idx] = values
+        self._derive_mimics(q)
+        return q
+
+    def _initial_qpos(self, q: np.ndarray) -> np.ndarray:
+        qpos = self._model.qpos0.copy()
+        qpos[self._qpos] = q
+        free = self.built.root_free_joint
+        if free is not None and self._initial_base is not None:
+            qpos[free.qpos_adr:free.qpos_adr + 7] = self._initial_base
+        return qpos
+
+    def _check_base_pose(self, pose: Sequence[float]) -> np.ndarray:
+        if self.built.root_free_joint is None:
+            raise CommandError(f"robot '{self.robot.name}' has a fixed base; it has no base pose to set")
+        arr = np.asarray(pose, dtype=float).reshape(-1)
+        if arr.size != 7 or not np.all(np.isfinite(arr)) or np.linalg.norm(arr[3:]) < 1e-9:
+            raise CommandError(f"base pose must be 7 finite numbers (x y z qw qx qy qz) with a non-zero "
+                               f"quaternion, got {pose!r}")
+        arr[3:] /= np.linalg.norm(arr[3:])
+        return arr
+
+    def _validate_state(self, values: Mapping[str, float], what: str,
+                        check_mimic: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Indices and values of joint positions (or, with ``check_mimic`` False, velocities) by name; positions
+        must lie in the joint's range (a hair of rounding allowed) and mimic values agree with their master."""
+        idx, vals = [], []
+        for name, v in values.items():
+            i = self._joint_index.get(name)
+            if i is None:
+                raise CommandError(f"{what}: robot '{self.robot.name}' has no scalar joint '{name}'")
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                raise CommandError(f"{what}: value {v!r} for joint '{name}' is not a number") from None
+            if not math.isfinite(f):
+                raise CommandError(f"{what}: value {f} for joint '{name}' is not finite")
+            if check_mimic:
+                lim = self.robot.joints[name].limit
+                j = self.robot.joints[name]
+                if (j.type != "continuous" and j.mimic is None and lim is not None and lim.lower is not None
+                        and lim.upper is not None and lim.lower < lim.upper
+                        and not lim.lower - RANGE_TOLERANCE <= f <= lim.upper + RANGE_TOLERANCE):
+                    raise CommandError(f"{what}: position {f} of joint '{name}' is outside its range "
+                                       f"[{lim.lower}, {lim.upper}]")
+            idx.append(i)
+            vals.append(f)
+        idx_a = np.array(idx, dtype=int)
+        vals_a = np.array(vals, dtype=float)
+        if check_mimic and self._mimics:
+            given = dict(zip(idx, vals, strict=True))
+            for mimic, master, mult, off in self._mimics:
+                if mimic in given:
+                    master_val = given.get(master, float(self._data.qpos[self._qpos[master]]))
+                    expect = off + mult * master_val
+                    if abs(given[mimic] - expect) > MIMIC_TOLERANCE:
+                        raise CommandError(
+                            f"{what}: mimic joint '{self.joint_names[mimic]}' = {given[mimic]} disagrees with its "
+                            f"master '{self.joint_names[master]}' (expects {expect}); set the master only")
+        return idx_a, vals_a
+
+    def _derive_mimics(self, q: np.ndarray) -> None:
+        for mimic, master, mult, off in self._mimics:
+            q[mimic] = off + mult * q[master]

@@ -1,0 +1,1 @@
+"""Extenders: instances that only derive extra state (they never write cmd vars)."""

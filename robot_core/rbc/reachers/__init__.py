@@ -1,0 +1,1 @@
+"""Reachers: instances that command the robot through cmd vars ("reach a new state")."""

@@ -1,0 +1,246 @@
+"""VectorField ("VF"): brings a link (``end_link``) to a Cartesian pose along an attractor field.
+
+The field: the commanded twist is ``k * error`` (position error in m, orientation error as a rotation vector),
+each part clipped to its maximum speed. Far from the goal the end link moves at the maximum speed; near it the
+speed shrinks in proportion to the distance, so it arrives softly and never overshoots in the ideal case.
+
+The twist becomes joint velocities by weighted damped least squares on the chain Jacobian,
+``qdot = W J^T (J W J^T + lambda^2 I)^-1 xdot``, with ``W = diag(w)``. Each joint's weight falls linearly from 1
+to 0 over the last ``limit_margin`` before a limit, but only for the limit it is moving towards: the direction
+comes from the unweighted solution and is re-checked after weighting, so a joint sitting at a limit still moves
+freely away from it. As a last guard no joint velocity may carry the joint past its limit within one cycle.
+
+Poses are in the ``base_link`` frame (goal position + quaternion x, y, z, w as in geometry_msgs/Pose); the chain
+is every movable joint from ``base_link`` down to ``end_link``, found by walking the tree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from robot_core.rbc.errors import RbcGoalError
+from robot_core.rbc.instance import ABORTED, ACTIVE, SUCCEEDED, ParamSpec, UpdateResult
+from robot_core.rbc.reachers.reacher import WEIGHT, Reacher
+from robot_core.rbc.rotations import orientation_error, quat_xyzw_to_matrix
+from robot_core.rbc.var_table import VarView
+
+
+@dataclass
+class PoseGoal:
+    """Target pose of ``end_link`` in ``base_link``; precisions/timeout <= 0 mean "use the parameter"."""
+
+    position: tuple[float, float, float] | list[float] | np.ndarray
+    orientation: tuple[float, float, float, float] | list[float] | np.ndarray = (0.0, 0.0, 0.0, 1.0)
+    linear_precision: float = 0.0
+    angular_precision: float = 0.0
+    timeout: float = 0.0
+
+
+def limit_weights(q: np.ndarray, direction: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                  margin: float) -> np.ndarray:
+    """Per-joint WDLS weights in [0, 1]: distance to the limit being approached / margin (1 when moving away).
+
+    A joint with zero ``direction`` counts as approaching neither limit.
+    """
+    w = np.ones_like(q)
+    if margin <= 0:
+        return w
+    towards_upper = direction > 0
+    towards_lower = direction < 0
+    dist = np.full_like(q, np.inf)
+    dist[towards_upper] = upper[towards_upper] - q[towards_upper]
+    dist[towards_lower] = q[towards_lower] - lower[towards_lower]
+    finite = np.isfinite(dist)
+    w[finite] = np.clip(dist[finite] / margin, 0.0, 1.0)
+    return w
+
+
+def wdls(jac: np.ndarray, xdot: np.ndarray, weights: np.ndarray, damping: float) -> np.ndarray:
+    """Weighted damped least squares joint velocities for task velocity ``xdot``."""
+    jw = jac * weights  # J W (scales columns)
+    a = jw @ jac.T + (damping * damping) * np.eye(jac.shape[0])
+    try:
+        return jw.T @ np.linalg.solve(a, xdot)
+    except np.linalg.LinAlgError:  # undamped and rank deficient (e.g. every joint frozen): least-norm answer
+        return jw.T @ (np.linalg.pinv(a) @ xdot)
+
+
+class VectorField(Reacher):
+    TYPE_NAME = "VF"
+    PARAMS = (
+        ParamSpec("base_link", "str", "", "frame of goal poses and root of the chain ('' = the robot's root link)"),
+        ParamSpec("end_link", "str", "", "link brought to the goal pose"),
+        WEIGHT,
+        ParamSpec("k_linear", "float", 2.0, "position gain of the field (1/s)", minimum=0.0),
+        ParamSpec("k_angular", "float", 2.0, "orientation gain of the field (1/s)", minimum=0.0),
+        ParamSpec("max_linear_speed", "float", 0.25, "field speed far from the goal (m/s)", minimum=0.0),
+        ParamSpec("max_angular_speed", "float", 1.0, "field angular speed far from the goal (rad/s)", minimum=0.0),
+        ParamSpec("max_joint_velocity", "float", 1.5, "joint velocities are scaled down to stay below this",
+                  minimum=0.0),
+        ParamSpec("damping", "float", 0.02, "damping lambda of the least squares (m or rad)", minimum=0.0),
+        ParamSpec("limit_margin", "float", 0.3, "distance to a limit over which a joint's weight fades to 0",
+                  minimum=0.0),
+        ParamSpec("linear_precision", "float", 0.001, "default goal position precision (m)", minimum=0.0),
+        ParamSpec("angular_precision", "float", 0.01, "default goal orientation precision (rad)", minimum=0.0),
+        ParamSpec("timeout", "float", 30.0, "default goal timeout in s (0 = none)", minimum=0.0),
+        ParamSpec("output_var", "str", "q_ref", "cmd var written (q_ref: integrated positions, qd_ref: velocity)"),
+        ParamSpec("state_var", "str", "q", "state var holding the measured positions"),
+        ParamSpec("hold_after_success", "bool", True, "keep regulating the pose after the goal succeeded"),
+    )
+
+    def __init__(self, name: str, context: Any):
+        super().__init__(name, context)
+        self._chain: Any = None
+        self._joints: list[str] = []
+        self._lower = np.zeros(0)
+        self._upper = np.zeros(0)
+        self._goal_p = np.zeros(3)
+        self._goal_r = np.eye(3)
+        self._lin_prec = self._ang_prec = self._timeout = 0.0
+        self._elapsed = 0.0
+        self._has_target = False
+        self._holding = False
+        self.last_error = (math.nan, math.nan)
+        self.last_weights = np.zeros(0)
+
+    # --- parameters -----------------------------------------------------------------------------
+    def _base(self, staged: dict[str, Any]) -> str:
+        return staged["base_link"] or self.context.model.root_link
+
+    def _check_param(self, name: str, staged: dict[str, Any]) -> None:
+        if name in ("base_link", "end_link", "output_var", "state_var") and staged["end_link"]:
+            base = self._base(staged)
+            joints = self.context.chain_joints(base, staged["end_link"])
+            if not joints:
+                raise ValueError(f"no movable joint between '{base}' and '{staged['end_link']}'")
+            self.context.check_joint_vars(joints, staged["state_var"], "state")
+            self.context.check_joint_vars(joints, staged["output_var"], "cmd")
+
+    def _params_changed(self, names: set[str]) -> None:
+        if names & {"base_link", "end_link"}:
+            if self._status.state == ACTIVE:
+                self._finish(ABORTED, "chain changed while a goal was active")
+            self._has_target = self._holding = False
+            self._chain = None
+
+    def _ensure_chain(self) -> None:
+        if self._chain is not None:
+            return
+        if not self.params["end_link"]:
+            raise RbcGoalError(f"{self.label()}: parameter 'end_link' is not set")
+        base = self._base(self.params)
+        self._chain = self.context.chain(base, self.params["end_link"])
+        self._joints = list(self._chain.joint_names)
+        lims = [self.context.limits(j) for j in self._joints]
+        self._lower = np.array([lo for lo, _ in lims])
+        self._upper = np.array([hi for _, hi in lims])
+
+    @property
+    def joints(self) -> list[str]:
+        self._ensure_chain()
+        return list(self._joints)
+
+    # --- goals ----------------------------------------------------------------------------------
+    def start_goal(self, goal: PoseGoal) -> int:
+        self._ensure_chain()
+        p = np.asarray(goal.position, dtype=float).reshape(-1)
+        quat = np.asarray(goal.orientation, dtype=float).reshape(-1)
+        if p.size != 3 or not np.all(np.isfinite(p)):
+            raise RbcGoalError(f"{self.label()}: goal position must be 3 finite numbers, got {goal.position!r}")
+        if quat.size != 4 or not np.all(np.isfinite(quat)):
+            raise RbcGoalError(f"{self.label()}: goal orientation must be 4 finite numbers (x, y, z, w)")
+        try:
+            r = quat_xyzw_to_matrix(quat)
+        except ValueError as exc:
+            raise RbcGoalError(f"{self.label()}: goal orientation: {exc}") from None
+        for label, v in (("linear_precision", goal.linear_precision), ("angular_precision", goal.angular_precision),
+                         ("timeout", goal.timeout)):
+            if not math.isfinite(v):
+                raise RbcGoalError(f"{self.label()}: goal {label} is not finite")
+        gid = self._begin()
+        self._goal_p, self._goal_r = p, r
+        self._lin_prec = goal.linear_precision if goal.linear_precision > 0 else self.params["linear_precision"]
+        self._ang_prec = goal.angular_precision if goal.angular_precision > 0 else self.params["angular_precision"]
+        self._timeout = goal.timeout if goal.timeout > 0 else self.params["timeout"]
+        self._elapsed = 0.0
+        self._has_target = True
+        self._holding = False
+        return gid
+
+    def _on_cancel(self) -> None:
+        self._has_target = self._holding = False
+
+    # --- cycle ----------------------------------------------------------------------------------
+    def joint_velocities(self, q: np.ndarray, dt: float) -> tuple[np.ndarray, float, float]:
+        """Field twist at configuration q turned into joint velocities; also returns (linear, angular) error."""
+        t = self._chain.forward_kinematics(q)
+        e_p = self._goal_p - t[:3, 3]
+        e_r = orientation_error(self._goal_r, t[:3, :3])
+        lin_err, ang_err = float(np.linalg.norm(e_p)), float(np.linalg.norm(e_r))
+        v = self.params["k_linear"] * e_p
+        w = self.params["k_angular"] * e_r
+        vmax, wmax = self.params["max_linear_speed"], self.params["max_angular_speed"]
+        if np.linalg.norm(v) > vmax:
+            v *= vmax / np.linalg.norm(v)
+        if np.linalg.norm(w) > wmax:
+            w *= wmax / np.linalg.norm(w)
+        xdot = np.concatenate([v, w])
+        jac = np.asarray(self._chain.jacobian(q), dtype=float)
+        lam = self.params["damping"]
+        margin = self.params["limit_margin"]
+        direction = wdls(jac, xdot, np.ones(len(q)), lam)
+        weights = limit_weights(q, direction, self._lower, self._upper, margin)
+        for _ in range(3):
+            qdot = wdls(jac, xdot, weights, lam)
+            # Joints still free may now head for a limit; frozen joints keep the unweighted direction.
+            direction = np.where(weights > 0, qdot, direction)
+            new_w = np.minimum(weights, limit_weights(q, direction, self._lower, self._upper, margin))
+            if np.array_equal(new_w, weights):
+                break
+            weights = new_w
+        else:
+            qdot = wdls(jac, xdot, weights, lam)
+        self.last_weights = weights
+        peak = float(np.max(np.abs(qdot))) if qdot.size else 0.0
+        qmax = self.params["max_joint_velocity"]
+        if peak > qmax > 0:
+            qdot *= qmax / peak
+        if dt > 0:
+            qdot = np.clip(qdot, (self._lower - q) / dt, (self._upper - q) / dt)
+        return qdot, lin_err, ang_err
+
+    def update(self, now: float, dt: float, state: VarView) -> UpdateResult:
+        result = UpdateResult()
+        active = self._status.state == ACTIVE
+        if not self._has_target or not (active or self._holding):
+            return result
+        sv = self.params["state_var"]
+        stale = state.stale_joints(self._joints, sv)
+        if stale:
+            self._has_target = self._holding = False
+            if active:
+                self._finish(ABORTED, f"measured '{sv}' of joints {stale} is stale")
+            return result
+        q = np.array(state.values(self._joints, sv))
+        qdot, lin_err, ang_err = self.joint_velocities(q, dt)
+        self.last_error = (lin_err, ang_err)
+        if active:
+            self._elapsed += dt
+            self._status.feedback = {"linear_error": lin_err, "angular_error": ang_err}
+            if lin_err <= self._lin_prec and ang_err <= self._ang_prec:
+                self._finish(SUCCEEDED, "reached within precision", linear_error=lin_err, angular_error=ang_err)
+                self._holding = bool(self.params["hold_after_success"])
+                if not self._holding:
+                    self._has_target = False
+                    return result
+            elif self._timeout > 0 and self._elapsed > self._timeout:
+                self._finish(ABORTED, f"timeout after {self._timeout:g} s (linear error {lin_err:.4g} m, "
+                                      f"angular error {ang_err:.4g} rad)", linear_error=lin_err, angular_error=ang_err)
+                self._has_target = False
+                return result
+        self.emit_velocities(result, self._joints, qdot, dt, self.params["output_var"])
+        return result

@@ -1,0 +1,47 @@
+"""Type names accepted by ``create_re`` and the classes behind them.
+
+Classes are imported on first use so that creating a JointReacher never needs the kinematics library.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from robot_core.rbc.instance import RbcInstance
+
+# type name -> "module:Class"; several names may point at one class (short and long forms).
+_TYPES: dict[str, str | type[RbcInstance]] = {
+    "JR": "robot_core.rbc.reachers.joint_reacher:JointReacher",
+    "JointReacher": "robot_core.rbc.reachers.joint_reacher:JointReacher",
+    "VF": "robot_core.rbc.reachers.vector_field:VectorField",
+    "VectorField": "robot_core.rbc.reachers.vector_field:VectorField",
+    "CS": "robot_core.rbc.reachers.contact_simulation:ContactSimulation",
+    "ContactSimulation": "robot_core.rbc.reachers.contact_simulation:ContactSimulation",
+    "TC": "robot_core.rbc.extenders.touch_contact:TouchContact",
+    "TouchContact": "robot_core.rbc.extenders.touch_contact:TouchContact",
+}
+
+
+def type_names() -> list[str]:
+    """Every accepted type name (short forms first)."""
+    return list(_TYPES)
+
+
+def resolve_type(type_name: str) -> type[RbcInstance]:
+    """Class for ``type_name``; KeyError naming the accepted names otherwise."""
+    target = _TYPES.get(type_name.strip())
+    if target is None:
+        raise KeyError(f"unknown reacher/extender type '{type_name}' (known: {', '.join(_TYPES)})")
+    if isinstance(target, type):
+        return target
+    module_name, cls_name = target.split(":")
+    return getattr(importlib.import_module(module_name), cls_name)
+
+
+def register(type_name: str, target: str | type[RbcInstance]) -> None:
+    """Add a type (a class or ``"package.module:Class"``) so user reachers can be created through ``create_re``."""
+    _TYPES[type_name] = target
+
+
+def unregister(type_name: str) -> None:
+    _TYPES.pop(type_name, None)

@@ -1,0 +1,194 @@
+"""ReachEnv: move an arm's end effector to a random reachable target (any arm URDF).
+
+Observation (float32): ``[q (n), qd (n), end-effector position (3), target position (3)]`` for the n actuated
+joints on the chain root -> end effector; positions in the world frame.
+Action: the n joints' torques (``action_type="torque"``, plain physics: the policy has to carry gravity
+itself) or velocities (``"velocity"``, tracked by the engine's velocity servos), as fractions of the URDF
+effort / velocity limits in [-1, 1] (``normalize_actions=True``, what RL algorithms expect) or in N m, N, rad/s,
+m/s within those limits (``normalize_actions=False``). Other actuated joints (e.g. fingers) hold their initial
+positions.
+Reward: minus the end-effector distance to the target; the episode terminates when it is below
+``success_distance`` (``info["is_success"]``). Registered as ``robot_core/Reach-v0`` (200 steps of 20 ms).
+Targets are the end-effector positions of uniformly sampled joint configurations, so every target is reachable.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import mujoco
+import numpy as np
+
+from robot_core.model import load_robot
+from robot_core.model.robot_model import RobotModel
+from robot_core.rl.robot_env import RobotEnv
+
+ACTION_TYPES = ("torque", "velocity")
+DEFAULT_EFFORT = 10.0
+DEFAULT_VELOCITY = 2.0
+
+
+def default_robot_path() -> Path:
+    """urdf/rc_arm.urdf of the source tree, else of the installed robot_core share directory."""
+    here = Path(__file__).resolve().parents[2] / "urdf" / "rc_arm.urdf"
+    if here.is_file():
+        return here
+    from robot_core.model.package_paths import find_package
+
+    share = find_package("robot_core")
+    if share and (Path(share) / "urdf" / "rc_arm.urdf").is_file():
+        return Path(share) / "urdf" / "rc_arm.urdf"
+    raise FileNotFoundError("cannot find rc_arm.urdf (neither in the source tree nor in the robot_core share dir)")
+
+
+def default_end_effector(robot: RobotModel) -> str:
+    """The leaf link at the end of the most revolute joints; among equals a massless frame (a TCP) first."""
+    best: tuple[int, int, int] | None = None
+    choice = ""
+    root = robot.root_link
+    for order, leaf in enumerate(robot.leaf_links()):
+        joints = robot.chain(root, leaf)
+        turns = sum(1 for j in joints if j.is_actuated and j.type in ("revolute", "continuous"))
+        massless = robot.links[leaf].inertial is None or robot.links[leaf].inertial.mass <= 0
+        key = (turns, int(massless), -order)
+        if best is None or key > best:
+            best, choice = key, leaf
+    return choice
+
+
+class ReachEnv(RobotEnv):
+    """Reach task; see the module docstring."""
+
+    def __init__(
+        self,
+        robot: RobotModel | str | os.PathLike | None = None,
+        *,
+        end_effector: str | None = None,
+        action_type: str = "torque",
+        render_mode: str | None = None,
+        timestep: float = 0.001,
+        frame_skip: int = 20,
+        normalize_actions: bool = True,
+        success_distance: float = 0.02,
+        start_noise: float = 0.1,
+        min_target_height: float = 0.05,
+        width: int = 320,
+        height: int = 240,
+        package_dirs: list[str] | None = None,
+        engine_options: dict[str, Any] | None = None,
+    ):
+        if action_type not in ACTION_TYPES:
+            raise ValueError(f"action_type must be one of {ACTION_TYPES}, got {action_type!r}")
+        if not isinstance(robot, RobotModel):
+            robot = load_robot(robot if robot is not None else default_robot_path(), package_dirs)
+        self.end_effector = end_effector or default_end_effector(robot)
+        if self.end_effector not in robot.links:
+            raise ValueError(f"end_effector '{self.end_effector}' is not a link of robot '{robot.name}'")
+        self.action_type = action_type
+        self.success_distance = float(success_distance)
+        self.start_noise = float(start_noise)
+        self.min_target_height = float(min_target_height)
+        super().__init__(robot, timestep=timestep, frame_skip=frame_skip, render_mode=render_mode, width=width,
+                         height=height, engine_options=engine_options)
+        eng = self.engine
+        chain = robot.chain(robot.root_link, self.end_effector)
+        self.joint_names = [j.name for j in chain if j.is_actuated]
+        if not self.joint_names:
+            raise ValueError(f"no actuated joint between '{robot.root_link}' and '{self.end_effector}'")
+        self._idx = np.array([eng.joint_names.index(n) for n in self.joint_names])
+        limits = {lim.joint: lim for lim in eng.limits}
+        self._lower = np.array([limits[n].lower if math.isfinite(limits[n].lower) else -math.pi
+                                for n in self.joint_names])
+        self._upper = np.array([limits[n].upper if math.isfinite(limits[n].upper) else math.pi
+                                for n in self.joint_names])
+        if action_type == "torque":
+            bound = np.array([limits[n].effort if math.isfinite(limits[n].effort) else DEFAULT_EFFORT
+                              for n in self.joint_names])
+        else:
+            bound = np.array([limits[n].velocity if math.isfinite(limits[n].velocity) else DEFAULT_VELOCITY
+                              for n in self.joint_names])
+        self.normalize_actions = bool(normalize_actions)
+        self.action_scale = bound if self.normalize_actions else np.ones_like(bound)
+        high = np.ones_like(bound) if self.normalize_actions else bound
+        self.action_space = gym.spaces.Box(-high.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+        n = len(self.joint_names)
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(2 * n + 6,), dtype=np.float32)
+        self._ee = eng.built.links[self.end_effector]
+        self._target_mocap = int(eng.model.body_mocapid[eng.model.body("reach_target").id])
+        self._fk_data = mujoco.MjData(eng.model)
+        self.target = np.zeros(3)
+        self._aim_camera()
+
+    # ------------------------------------------------------------------ RobotEnv hooks
+    def _build_scene(self, spec: mujoco.MjSpec) -> None:
+        super()._build_scene(spec)
+        marker = spec.worldbody.add_body(name="reach_target", mocap=True)
+        marker.add_geom(name="reach_target", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.025, 0, 0],
+                        rgba=[0.9, 0.1, 0.1, 0.8], contype=0, conaffinity=0, group=2)
+
+    def _reset_task(self, rng: np.random.Generator) -> None:
+        eng = self.engine
+        home = eng.positions()[self._idx]
+        noise = rng.uniform(-self.start_noise, self.start_noise, size=home.size)
+        start = np.clip(home + noise, self._lower, self._upper)
+        eng.reset(dict(zip(self.joint_names, start.tolist(), strict=True)))
+        self.target = self._sample_target(rng)
+        eng.data.mocap_pos[self._target_mocap] = self.target
+
+    def _set_action(self, action: np.ndarray) -> None:
+        a = np.clip(np.asarray(action, dtype=float).reshape(-1), self.action_space.low, self.action_space.high)
+        a = a * self.action_scale
+        if self.action_type == "torque":
+            self.engine.set_commands(self.joint_names, efforts=a)
+        else:
+            self.engine.set_commands(self.joint_names, velocities=a)
+
+    def _observe(self) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        eng = self.engine
+        ee = self.end_effector_position()
+        distance = float(np.linalg.norm(ee - self.target))
+        obs = np.concatenate([eng.positions()[self._idx], eng.velocities()[self._idx], ee, self.target])
+        success = distance < self.success_distance
+        info = {"distance": distance, "is_success": success}
+        return obs.astype(np.float32), -distance, success, False, info
+
+    # ------------------------------------------------------------------ helpers
+    def end_effector_position(self) -> np.ndarray:
+        d = self.engine.data
+        lf = self._ee
+        pos = d.xpos[lf.body_id].copy()
+        if not lf.offset_is_identity:
+            pos += d.xmat[lf.body_id].reshape(3, 3) @ lf.offset[:3, 3]
+        return pos
+
+    def _sample_target(self, rng: np.random.Generator, attempts: int = 50) -> np.ndarray:
+        """End-effector position of a random joint configuration (above ``min_target_height``)."""
+        eng = self.engine
+        d = self._fk_data
+        qadr = eng.built.qpos_indices(self.joint_names)
+        lf = self._ee
+        pos = np.zeros(3)
+        for _ in range(attempts):
+            d.qpos[:] = eng.data.qpos
+            d.qpos[qadr] = rng.uniform(self._lower, self._upper)
+            mujoco.mj_kinematics(eng.model, d)
+            pos = d.xpos[lf.body_id] + d.xmat[lf.body_id].reshape(3, 3) @ lf.offset[:3, 3]
+            if pos[2] >= self.min_target_height:
+                break
+        return np.array(pos)
+
+    def _aim_camera(self) -> None:
+        """A free camera looking at the arm from the front-left, far enough to see its whole reach."""
+        eng = self.engine
+        base = eng.link_pose(self.robot.root_link)[:3, 3]
+        reach = sum(float(np.linalg.norm(j.origin.xyz))
+                    for j in self.robot.chain(self.robot.root_link, self.end_effector))
+        reach = max(reach, 0.3)
+        self.camera.lookat[:] = base + np.array([0.0, 0.0, 0.35 * reach])
+        self.camera.distance = 1.8 * reach
+        self.camera.azimuth = 135.0
+        self.camera.elevation = -20.0

@@ -1,0 +1,607 @@
+"""Physics checks of robot_core.physics.engine: real MuJoCo dynamics against analytic values.
+
+Every check reports its numbers on the terminal (also without ``-s``) and as junit properties.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+from robot_core.model import (
+    Collision,
+    Dynamics,
+    Geometry,
+    Inertial,
+    Joint,
+    Limit,
+    Link,
+    Pose,
+    RobotModel,
+    Transmission,
+    TransmissionActuator,
+    TransmissionJoint,
+    load_robot,
+)
+from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine
+
+URDF = Path(__file__).resolve().parent.parent / "urdf"
+G = 9.81
+
+
+@pytest.fixture
+def report(capsys, record_property):
+    """Print a measured number on the terminal even when output is captured, and record it for junit."""
+
+    def _report(name: str, value, note: str = "") -> None:
+        record_property(name, value)
+        with capsys.disabled():
+            print(f"\n  [physics] {name} = {value}{'  ' + note if note else ''}", end="")
+
+    return _report
+
+
+# ------------------------------------------------------------------ robots built in code
+def pendulum(d: float = 0.4, m: float = 1.2, ic: float = 0.01, effort: float = 50.0, damping: float = 0.0,
+             continuous: bool = True) -> RobotModel:
+    """A compound pendulum: COM at distance d below a y-axis hinge placed 1 m above the world origin."""
+    r = RobotModel("pendulum")
+    r.links["base"] = Link("base")
+    inertial = Inertial(m, Pose(np.array([0.0, 0.0, -d]), np.zeros(3)), np.diag([ic, ic, ic]))
+    r.links["bob"] = Link("bob", inertial=inertial)
+    lim = Limit(None, None, effort, 10.0) if continuous else Limit(-1.0, 1.0, effort, 10.0)
+    r.joints["hinge"] = Joint("hinge", "continuous" if continuous else "revolute", "base", "bob",
+                              Pose(np.array([0.0, 0.0, 1.0]), np.zeros(3)), np.array([0.0, 1.0, 0.0]), lim,
+                              Dynamics(damping, 0.0))
+    return r
+
+
+def free_box(mass: float = 2.0, size: float = 0.2) -> RobotModel:
+    """One floating box (root link with a free joint)."""
+    r = RobotModel("box", fixed_base=False)
+    i = mass * size**2 / 6.0
+    geo = Geometry("box", size=np.array([size, size, size]))
+    r.links["box"] = Link("box", inertial=Inertial(mass, Pose(), np.diag([i, i, i])), collisions=[Collision(geo)])
+    return r
+
+
+def rc_arm() -> RobotModel:
+    return load_robot(URDF / "rc_arm.urdf")
+
+
+def planar2() -> RobotModel:
+    return load_robot(URDF / "planar2.urdf")
+
+
+def free_swinging(robot: RobotModel) -> RobotModel:
+    """No damping, friction, joint limits or collisions: nothing but rigid-body dynamics and gravity."""
+    r = copy.deepcopy(robot)
+    for j in r.joints.values():
+        j.dynamics = None
+        if j.type == "revolute":
+            j.type = "continuous"
+        if j.limit is not None:
+            j.limit.velocity = 0.0  # no velocity limit (it would brake a fast swing)
+    for link in r.links.values():
+        link.collisions = []
+    return r
+
+
+def zero_efforts(engine: PhysicsEngine) -> None:
+    engine.set_commands(engine.actuated_joint_names, efforts=np.zeros(len(engine.actuated_joint_names)))
+
+
+def floor(spec: mujoco.MjSpec) -> None:
+    spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[5, 5, 0.1])
+
+
+# ------------------------------------------------------------------ analytic checks
+def test_pendulum_period_matches_compound_pendulum(report):
+    d, m, ic = 0.4, 1.2, 0.01
+    eng = PhysicsEngine(pendulum(d, m, ic), initial_positions={"hinge": 0.02})
+    zero_efforts(eng)
+    n = 6000
+    q = np.empty(n)
+    for k in range(n):
+        eng.step()
+        q[k] = eng.positions()[0]
+    t = (np.arange(n) + 1) * eng.timestep
+    # Downward zero crossings, linearly interpolated.
+    idx = np.flatnonzero((q[:-1] > 0) & (q[1:] <= 0))
+    crossings = t[idx] + (t[idx + 1] - t[idx]) * q[idx] / (q[idx] - q[idx + 1])
+    measured = float(np.mean(np.diff(crossings)))
+    analytic = 2 * math.pi * math.sqrt((ic + m * d**2) / (m * G * d))
+    err = abs(measured - analytic) / analytic
+    report("pendulum_period_s", f"{measured:.5f} (analytic {analytic:.5f}, error {err * 100:.3f} %, "
+           f"{len(crossings) - 1} periods)")
+    assert len(crossings) >= 4
+    assert err < 0.01
+
+
+def energy_drift(robot: RobotModel, start: dict[str, float], low: list[float], integrator: str,
+                 timestep: float = 0.001) -> float:
+    """Largest |E(t) - E(0)| over 10 s, relative to E(0) above the lowest potential (pose ``low``)."""
+    eng = PhysicsEngine(robot, integrator=integrator, timestep=timestep, initial_positions=start)
+    eng.model.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
+    zero_efforts(eng)
+    mujoco.mj_forward(eng.model, eng.data)
+    e0 = float(eng.data.energy.sum())
+    bottom = mujoco.MjData(eng.model)
+    bottom.qpos[eng.built.qpos_indices(eng.joint_names)] = low
+    mujoco.mj_forward(eng.model, bottom)
+    drift = 0.0
+    n = round(0.1 / timestep)
+    for _ in range(100):
+        eng.step(n)
+        drift = max(drift, abs(float(eng.data.energy.sum()) - e0))
+    assert eng.time == pytest.approx(10.0)
+    return drift / (e0 - float(bottom.energy[0]))
+
+
+@pytest.mark.parametrize("integrator", ["implicitfast", "rk4"])
+def test_energy_is_conserved_single_pendulum(report, integrator):
+    """1 rad amplitude, no damping or friction, dt = 1 ms, 10 s."""
+    rel = energy_drift(pendulum(), {"hinge": 1.0}, [0.0], integrator)
+    report(f"energy_drift_pendulum_{integrator}", f"{rel * 100:.5f} % over 10 s (dt 1 ms)")
+    assert rel < 0.005
+
+
+def test_energy_is_conserved_double_pendulum(report):
+    """planar2 without damping, friction, limits or collisions: a chaotic double pendulum, dt = 1 ms, 10 s.
+
+    RK4 keeps the energy; the first-order integrators (euler/implicitfast, the engine's default for stiff
+    servos and contacts) lose a few percent here, shown for reference.
+    """
+    robot = free_swinging(planar2())
+    start = {"joint1": 0.3, "joint2": 0.5}
+    rel = energy_drift(robot, start, [math.pi / 2, 0.0], "rk4")
+    rel_implicit = energy_drift(robot, start, [math.pi / 2, 0.0], "implicitfast")
+    report("energy_drift_planar2_rk4", f"{rel * 100:.6f} % over 10 s (dt 1 ms); implicitfast for reference: "
+           f"{rel_implicit * 100:.3f} %")
+    assert rel < 0.005
+
+
+def test_joint_limits_hold_under_full_effort(report):
+    eng = PhysicsEngine(rc_arm())
+    worst = 0.0
+    for joint, sign in (("joint4", -1.0), ("joint2", 1.0), ("joint6", -1.0)):
+        eng.reset()
+        i = eng.joint_names.index(joint)
+        lim = eng.robot.joints[joint].limit
+        eng.set_command(joint, effort=sign * lim.effort)
+        peak = 0.0
+        for _ in range(3000):
+            eng.step()
+            q = eng.positions()[i]
+            peak = max(peak, lim.lower - q if sign < 0 else q - lim.upper)
+        final = lim.lower - q if sign < 0 else q - lim.upper
+        assert abs(eng.efforts()[i]) == pytest.approx(lim.effort)
+        report(f"limit_violation_{joint}_rad", f"peak {peak:.5f}, after 3 s {final:.5f} (effort "
+               f"{sign * lim.effort:g} N m)")
+        worst = max(worst, peak)
+        assert final < 2e-3
+    assert worst < 0.01
+
+
+def test_gravity_torques_hold_the_arm(report):
+    """Effort commands = SerialKinematicChain.gravity_torques hold the arm (damping and friction removed, so
+    nothing but the torques holds it); 2 % less torque visibly sags, so the check has teeth."""
+    chain_mod = pytest.importorskip("robot_core.kinematics.chain", reason="kinematics library not available")
+    for robot, tip in ((planar2(), "tip"), (rc_arm(), "tcp")):
+        robot = copy.deepcopy(robot)
+        for j in robot.joints.values():
+            j.dynamics = None
+        chain = chain_mod.SerialKinematicChain(robot, robot.root_link, tip)
+        names = list(chain.joint_names)
+        drifts = []
+        for scale in (1.0, 0.98):
+            eng = PhysicsEngine(robot)
+            ix = [eng.joint_names.index(n) for n in names]
+            q0 = eng.positions()[ix]
+            tau = chain.gravity_torques(q0)
+            eng.set_commands(names, efforts=scale * tau)
+            eng.step(10_000)
+            drifts.append(float(np.max(np.abs(eng.positions()[ix] - q0))))
+        report(f"gravity_hold_drift_{robot.name}_rad", f"{drifts[0]:.2e} over 10 s (tau = "
+               f"{np.round(tau, 3).tolist()}); with 98 % of it: {drifts[1]:.3f}")
+        assert drifts[0] < 1e-3
+        assert drifts[1] > 1e-3
+
+
+@pytest.mark.parametrize("path", ["panda_description/urdf/panda.urdf", "ur_description/urdf/ur5_robot.urdf",
+                                  "pr2_description/urdf/pr2.urdf"])
+def test_example_robots_simulate_ten_seconds(report, erd_robots, path):
+    """Hold the initial pose 5 s, then drive every joint to mid-range for 5 s: finite throughout, and every
+    joint that can carry its load holds and tracks. (The PR2's shoulders rely on a counterbalance spring the
+    URDF does not describe: their gravity load exceeds their 30 N m limit, so those -- and only those -- sag.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PR2 ships inertias that break the triangle inequality
+        robot = load_robot(erd_robots / path)
+        eng = PhysicsEngine(robot)
+    assert eng.model.ngeom > 0
+    act = [eng.joint_names.index(n) for n in eng.actuated_joint_names]
+    limit = np.array([lim.effort for lim in eng.limits])
+    gravity = eng.data.qfrc_bias[eng.built.dof_indices(eng.actuated_joint_names)]
+    overloaded = {n for n, g, lim in zip(eng.actuated_joint_names, gravity, limit, strict=True) if abs(g) > lim}
+    q0 = eng.positions()[act]
+    eng.step(5000)
+    drift = np.abs(eng.positions()[act] - q0)
+    sagged = {n for n, d in zip(eng.actuated_joint_names, drift, strict=True) if d > 0.01}
+    holding = [n not in overloaded for n in eng.actuated_joint_names]
+    hold_err = float(np.max(drift[holding]))
+
+    targets = [0.5 * (lim.lower + lim.upper) if math.isfinite(lim.lower) else 0.3 for lim in eng.limits]
+    eng.set_commands(eng.actuated_joint_names, positions=targets)
+    eng.step(5000)
+    q, qd, tau = eng.positions(), eng.velocities(), eng.efforts()
+    assert all(np.all(np.isfinite(a)) for a in (q, qd, tau, eng.data.qacc))
+    # Joints still on their way after 5 s (the PR2 torso lifts at 13 mm/s) are excused from the tracking check.
+    reachable = [n not in overloaded and abs(t - q0i) <= 4.0 * lim.velocity
+                 for n, t, q0i, lim in zip(eng.actuated_joint_names, targets, q0, eng.limits, strict=True)]
+    track_err = float(np.max(np.abs(q[act] - np.array(targets))[reachable]))
+    report(f"{robot.name}_10s", f"t={eng.time:.1f} s, nq={eng.model.nq}, hold error {hold_err:.2e} rad, "
+           f"tracking error {track_err:.2e}, overloaded {sorted(overloaded)}, "
+           f"ignored initial contacts {len(eng.ignored_collision_pairs)}")
+    assert eng.time == pytest.approx(10.0)
+    assert sagged <= overloaded
+    assert hold_err < 0.01
+    assert track_err < 0.01
+    if robot.name != "pr2":
+        assert not overloaded
+
+
+# ------------------------------------------------------------------ actuation
+def test_position_step_settles_without_overshoot(report):
+    eng = PhysicsEngine(rc_arm())
+    for joint, step in (("joint1", 0.8), ("joint2", -0.5), ("joint4", 0.6), ("joint6", 0.4), ("joint7", 1.0)):
+        eng.reset()
+        i = eng.joint_names.index(joint)
+        q0 = float(eng.positions()[i])
+        target = q0 + step
+        eng.set_command(joint, position=target)
+        peak_over, settle, max_speed, max_eff = 0.0, None, 0.0, 0.0
+        lim = eng.robot.joints[joint].limit
+        for k in range(3000):
+            eng.step()
+            q = float(eng.positions()[i])
+            peak_over = max(peak_over, (q - target) / step)
+            max_speed = max(max_speed, abs(float(eng.velocities()[i])))
+            max_eff = max(max_eff, abs(float(eng.efforts()[i])))
+            if settle is None and abs(q - target) < 1e-3 * abs(step):
+                settle = (k + 1) * eng.timestep
+        final_err = abs(float(eng.positions()[i]) - target)
+        report(f"step_{joint}", f"{step:+.2f} rad: overshoot {peak_over * 100:.3f} %, 0.1 % band at "
+               f"{settle} s, final error {final_err:.1e}, peak speed {max_speed:.3f} (limit {lim.velocity}), "
+               f"peak effort {max_eff:.2f} (limit {lim.effort})")
+        assert peak_over < 0.02
+        assert settle is not None and final_err < 1e-3 * abs(step)
+        assert max_speed <= lim.velocity * 1.05
+        assert max_eff <= lim.effort + 1e-9
+
+
+def test_velocity_command_is_tracked_and_clamped(report):
+    eng = PhysicsEngine(rc_arm())
+    i = eng.joint_names.index("joint1")
+    eng.set_command("joint1", velocity=0.5)
+    eng.step(500)
+    v = float(eng.velocities()[i])
+    report("velocity_tracking_joint1", f"commanded 0.5, measured {v:.5f} rad/s after 0.5 s")
+    assert v == pytest.approx(0.5, rel=0.02)
+    assert eng.command_modes()["joint1"] == "velocity"
+    eng.set_command("joint1", velocity=10.0)  # limit 2.175
+    eng.step(300)
+    v = float(eng.velocities()[i])
+    report("velocity_clamp_joint1", f"commanded 10, measured {v:.4f} rad/s (limit 2.175)")
+    assert v == pytest.approx(2.175, rel=0.02)
+    # Back to holding: a position command at the current place stops it.
+    eng.set_command("joint1", position=float(eng.positions()[i]))
+    eng.step(1000)
+    assert abs(float(eng.velocities()[i])) < 1e-3
+
+
+def test_effort_is_clamped_to_the_urdf_limit(report):
+    eng = PhysicsEngine(rc_arm())
+    i = eng.joint_names.index("joint1")
+    eng.set_command("joint1", effort=1000.0)
+    eng.step()
+    measured = float(eng.efforts()[i])
+    report("effort_clamp_joint1", f"commanded 1000, applied {measured} N m (limit 87)")
+    assert measured == pytest.approx(87.0)
+    eng.set_command("joint1", effort=-5.0)
+    eng.step()
+    assert float(eng.efforts()[i]) == pytest.approx(-5.0)
+    # Effort mode holds its effort until commanded otherwise; reset zeroes it and returns to position mode.
+    eng.step(10)
+    assert float(eng.efforts()[i]) == pytest.approx(-5.0)
+    eng.reset()
+    assert eng.command_modes()["joint1"] == "position"
+
+
+def test_transmission_reduction_is_joint_space_transparent(report):
+    base = planar2()
+    geared = copy.deepcopy(base)
+    geared.transmissions = [Transmission("t2", joints=[TransmissionJoint("joint2")],
+                                         actuators=[TransmissionActuator("m2", mechanical_reduction=50.0)])]
+    runs = []
+    for robot in (base, geared):
+        eng = PhysicsEngine(robot)
+        eng.set_command("joint2", position=0.2)
+        eng.step(800)
+        eng.set_command("joint1", effort=4.0)
+        eng.step(5)
+        runs.append(eng)
+    a, b = runs
+    assert np.allclose(a.positions(), b.positions(), atol=1e-9)
+    assert b.efforts()[0] == pytest.approx(4.0)
+    ratio = float(b.efforts()[1] / b.actuator_efforts()[1])
+    report("reduction_joint2", f"joint effort / motor effort = {ratio:.6f} (reduction 50)")
+    assert ratio == pytest.approx(50.0)
+    # The effort limit stays a joint-space limit (on the joint's total actuator force).
+    assert b.model.jnt_actfrcrange[b.built.joints["joint2"].joint_id] == pytest.approx([-15.0, 15.0])
+    assert b.model.actuator_gear[1, 0] == 50.0
+
+
+def test_mimic_finger_follows(report):
+    eng = PhysicsEngine(rc_arm())
+    left, right = eng.joint_names.index("finger_left_joint"), eng.joint_names.index("finger_right_joint")
+    assert "finger_right_joint" in eng.joint_names and "finger_right_joint" not in eng.actuated_joint_names
+    eng.set_command("finger_left_joint", position=0.035)
+    eng.step(1500)
+    q = eng.positions()
+    report("mimic_finger", f"left {q[left]:.6f} m, right {q[right]:.6f} m")
+    assert q[left] == pytest.approx(0.035, abs=1e-4)
+    assert q[right] == pytest.approx(q[left], abs=1e-4)
+    with pytest.raises(CommandError, match=r"finger_right_joint.*mimic"):
+        eng.set_command("finger_right_joint", position=0.01)
+
+
+def test_reset_and_set_joint_state():
+    eng = PhysicsEngine(rc_arm(), initial_positions={"joint1": 0.2})
+    q_init = eng.positions().copy()
+    assert q_init[0] == pytest.approx(0.2)
+    eng.set_command("joint1", position=1.0)
+    eng.step(200)
+    assert eng.time == pytest.approx(0.2) and eng.step_count == 200
+    eng.reset()
+    assert eng.time == 0.0 and eng.step_count == 0
+    assert np.array_equal(eng.positions(), q_init) and not np.any(eng.velocities())
+    eng.step(500)  # holds the initial pose, not the old command
+    assert np.max(np.abs(eng.positions() - q_init)) < 1e-4
+    eng.reset({"joint2": -0.3, "finger_left_joint": 0.01})
+    q = eng.positions()
+    assert q[1] == -0.3 and q[eng.joint_names.index("finger_right_joint")] == pytest.approx(0.01)
+
+    eng.set_joint_state({"joint3": 0.7}, {"joint3": 0.0})
+    assert eng.positions()[2] == 0.7
+    eng.step(1000)
+    assert eng.positions()[2] == pytest.approx(0.7, abs=1e-4)  # the servo holds the new place
+    eng.set_joint_state({"joint5": 0.1}, {"joint5": 0.5})
+    assert eng.velocities()[4] == 0.5
+
+
+def test_invalid_commands_are_rejected_whole():
+    eng = PhysicsEngine(rc_arm())
+    modes = eng.command_modes()
+    with pytest.raises(CommandError, match="no_such_joint"):
+        eng.set_commands(["joint1", "no_such_joint"], positions=[0.1, 0.2])
+    with pytest.raises(CommandError, match=r"joint2.*not finite"):
+        eng.set_commands(["joint1", "joint2"], efforts=[1.0, math.nan])
+    with pytest.raises(CommandError, match="2 joints"):
+        eng.set_commands(["joint1", "joint2"], velocities=[1.0])
+    with pytest.raises(CommandError, match="twice"):
+        eng.set_commands(["joint1", "joint1"], positions=[0.0, 0.1])
+    with pytest.raises(CommandError, match="hand_joint"):
+        eng.set_command("hand_joint", position=0.0)
+    assert eng.command_modes() == modes
+    with pytest.raises(CommandError, match=r"finger_right_joint.*disagrees"):
+        eng.set_joint_state({"finger_left_joint": 0.01, "finger_right_joint": 0.03})
+    with pytest.raises(CommandError, match="bogus"):
+        eng.reset({"bogus": 1.0})
+    with pytest.raises(CommandError, match="inf"):
+        eng.set_joint_state({"joint1": math.inf})
+    with pytest.raises(CommandError, match=r"joint4.*outside its range"):
+        eng.reset({"joint4": 0.0})  # range [0.07, 3.0]
+    with pytest.raises(ValueError, match="not an actuated joint"):
+        PhysicsEngine(planar2(), gains={"tip_joint": {"kp": 1.0}})
+    with pytest.raises(ValueError, match="unknown gain 'ki'"):
+        PhysicsEngine(planar2(), gains={"joint1": {"ki": 1.0}})
+
+
+def test_gains_from_config_are_used():
+    eng = PhysicsEngine(planar2(), gains={"joint2": {"kp": 50.0, "kd": 3.0}})
+    assert eng.gains()["joint2"]["kp"] == 50.0 and eng.gains()["joint2"]["kd"] == 3.0
+    # A soft servo on a loaded joint: the steady-state error is what kp predicts minus the feed-forward,
+    # i.e. zero with gravity fed forward, however soft the gain.
+    eng.set_command("joint2", position=0.5)
+    eng.step(4000)
+    assert eng.positions()[1] == pytest.approx(0.5, abs=2e-3)
+
+
+# ------------------------------------------------------------------ wrenches
+def test_apply_wrench_on_hanging_link(report):
+    d, m, ic = 0.4, 1.2, 0.01
+    inertia = ic + m * d**2
+    eng = PhysicsEngine(pendulum(d, m, ic))
+    zero_efforts(eng)
+    # A force through the hinge axis turns nothing; the same force at the tip (1 m below) turns it.
+    eng.apply_wrench("bob", force=(5.0, 0.0, 0.0), point=(0.0, 0.0, 0.0), duration=0.05)
+    eng.step()
+    assert abs(float(eng.data.qacc[0])) < 1e-9
+    eng.reset()
+    zero_efforts(eng)
+    eng.apply_wrench("bob", force=(5.0, 0.0, 0.0), point=(0.0, 0.0, -1.0), duration=0.05)
+    eng.step()
+    # r x F about +y: (0,0,-1) x (5,0,0) = (0,-5,0) -> negative acceleration of the y-hinge.
+    expected = -5.0 / inertia
+    report("wrench_hinge_acc", f"{float(eng.data.qacc[0]):.5f} rad/s^2 (analytic {expected:.5f})")
+    assert float(eng.data.qacc[0]) == pytest.approx(expected, rel=1e-6)
+    eng.step(49)
+    assert eng.active_wrenches() == ["bob"]
+    eng.step()
+    assert eng.active_wrenches() == [] and not np.any(eng.data.xfrc_applied)
+    assert float(eng.positions()[0]) < 0.0
+    # A pure torque about +y turns it the positive way; clear_wrenches stops it at once.
+    eng.reset()
+    zero_efforts(eng)
+    eng.apply_wrench("bob", torque=(0.0, 2.0, 0.0))
+    eng.step(100)
+    assert float(eng.velocities()[0]) > 0.0
+    eng.clear_wrenches()
+    assert not np.any(eng.data.xfrc_applied)
+
+
+def test_apply_wrench_on_free_body_follows_newton(report):
+    mass = 2.0
+    eng = PhysicsEngine(free_box(mass), fixed_base=False)
+    eng.model.opt.gravity[:] = 0.0
+    eng.reset()  # model options changed: recompute the derived quantities
+    eng.apply_wrench("box", force=(0.0, 4.0, 0.0), point=(0.0, 0.0, 0.1), duration=0.25)
+    eng.step(400)
+    vel = np.array(eng.data.qvel[:3])
+    ang = np.array(eng.data.qvel[3:6])
+    expected = 4.0 * 0.25 / mass
+    report("free_body_dv", f"{vel.round(6).tolist()} m/s (analytic [0, {expected}, 0]); angular "
+           f"{ang.round(4).tolist()} rad/s")
+    assert vel == pytest.approx([0.0, expected, 0.0], abs=1e-9)
+    # Force at +z offset along +y: torque (0,0,0.1) x (0,4,0) = (-0.4, 0, 0) -> spin about -x.
+    assert ang[0] < 0 and abs(ang[1]) < 1e-9 and abs(ang[2]) < 1e-9
+    with pytest.raises(CommandError, match="no link 'nope'"):
+        eng.apply_wrench("nope", force=(1, 0, 0))
+    with pytest.raises(CommandError, match="force"):
+        eng.apply_wrench("box", force=(1, 0))
+
+
+# ------------------------------------------------------------------ contacts and frames
+def test_contacts_with_a_floor(report):
+    mass = 2.0
+    eng = PhysicsEngine(free_box(mass), fixed_base=False, scene=floor, initial_base_pose=(0, 0, 0.3, 1, 0, 0, 0))
+    assert eng.base_pose() == pytest.approx([0, 0, 0.3, 1, 0, 0, 0])
+    assert eng.contacts() == []
+    eng.step(300)
+    assert eng.contacts(), "the box should have landed on the floor"
+    eng.set_base_pose((0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0))
+    assert eng.contacts() == []
+    eng.step(2000)
+    contacts = eng.contacts()
+    assert contacts, "the box should rest on the floor"
+    assert all({c.body1, c.body2} == {"world", "box"} for c in contacts)
+    total = sum(float(c.force_world @ np.array([0, 0, 1.0])) * (1 if c.body2 == "box" else -1) for c in contacts)
+    report("contact_support_force_N", f"{total:.4f} (m g = {mass * G:.4f}, {len(contacts)} contacts)")
+    assert total == pytest.approx(mass * G, rel=0.01)
+    assert all(abs(c.normal[2]) == pytest.approx(1.0) for c in contacts)
+    assert eng.positions().size == 0
+
+
+def test_arm_touching_a_box_reports_link_contact():
+    def table(spec: mujoco.MjSpec) -> None:
+        spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.3, 0.3, 0.05],
+                                pos=[0.7, 0.0, 0.2])
+
+    eng = PhysicsEngine(planar2(), scene=table)
+    zero_efforts(eng)  # the arm falls onto the table
+    eng.step(1500)
+    bodies = {frozenset((c.body1, c.body2)) for c in eng.contacts()}
+    assert any("world" in b and ({"link1", "link2"} & b) for b in bodies), bodies
+
+
+def test_link_poses_include_fixed_frames():
+    eng = PhysicsEngine(planar2())
+    poses = eng.link_poses()
+    assert set(poses) == {"base_link", "link1", "link2", "tip"}
+    q1, q2 = eng.positions()
+    # Planar FK in the x-z plane (rotation about +y turns +x towards -z).
+    x = 0.5 * math.cos(q1) + 0.4 * math.cos(q1 + q2)
+    z = 0.5 - 0.5 * math.sin(q1) - 0.4 * math.sin(q1 + q2)
+    assert poses["tip"][:3, 3] == pytest.approx([x, 0.0, z], abs=1e-9)
+    assert np.allclose(poses["tip"][:3, :3], poses["link2"][:3, :3])
+    assert np.allclose(eng.link_pose_array()[eng.link_names.index("tip")], poses["tip"])
+    # Child-in-parent poses, as /tf publishes them: the fixed tip sits 0.4 m along link2's x axis.
+    rel = eng.relative_link_poses([("link2", "tip"), ("base_link", "link1")])
+    assert rel[0] == pytest.approx(np.array([[1, 0, 0, 0.4], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]), abs=1e-12)
+    c, s = math.cos(q1), math.sin(q1)
+    assert rel[1][:3, :3] == pytest.approx(np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]]), abs=1e-12)
+    assert rel[1][:3, 3] == pytest.approx([0.0, 0.0, 0.5], abs=1e-12)
+
+
+def test_initial_self_contacts_are_ignored(erd_robots):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eng = PhysicsEngine(load_robot(erd_robots / "panda_description/urdf/panda.urdf"))
+    assert ("panda_link5", "panda_link7") in eng.ignored_collision_pairs
+    eng.step(1000)
+    assert np.max(np.abs(eng.positions() - np.array(list(eng.initial_positions.values())))) < 1e-3
+
+
+def test_effort_joint_feels_plain_gravity_while_servos_hold(report):
+    """Gravity compensation is off for what an effort-commanded joint carries, on for the servos' own links."""
+    eng = PhysicsEngine(planar2())
+    link1, link2 = (eng.built.links[n].body_id for n in ("link1", "link2"))
+    assert eng.model.body_gravcomp[link1] == 1.0 and eng.model.body_gravcomp[link2] == 1.0
+    eng.set_command("joint2", effort=0.0)
+    assert eng.model.body_gravcomp[link1] == 1.0 and eng.model.body_gravcomp[link2] == 0.0
+    q0 = eng.positions().copy()
+    eng.step()
+    assert float(eng.efforts()[1]) == 0.0  # nothing but physics acts on joint 2
+    eng.step(499)
+    q = eng.positions()
+    report("effort_joint_fall", f"joint2 moved {q[1] - q0[1]:+.3f} rad in 0.5 s, servo joint1 "
+           f"held within {abs(q[0] - q0[0]):.1e} rad")
+    assert q[1] - q0[1] > 0.1  # positive angles turn link2 down
+    assert abs(q[0] - q0[0]) < 0.02
+    eng.set_command("joint2", position=float(q[1]))
+    assert eng.model.body_gravcomp[link2] == 1.0
+
+
+def test_floating_base_falls_at_g():
+    eng = PhysicsEngine(free_box(), fixed_base=False)
+    eng.step(100)
+    assert eng.data.qvel[2] == pytest.approx(-G * 0.1, rel=1e-9)
+    assert eng.base_pose()[2] == pytest.approx(-0.5 * G * 0.1**2, rel=0.02)
+    with pytest.raises(CommandError, match="fixed base"):
+        PhysicsEngine(planar2()).set_base_pose((0, 0, 1, 1, 0, 0, 0))
+
+
+def test_divergence_is_reported_and_the_engine_reset(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo logs its instability warning to ./MUJOCO_LOG.TXT
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no effort limit: warned, and here the point
+        eng = PhysicsEngine(pendulum(effort=0.0))
+    eng.set_gains("hinge", kp=1e15, kd=0.0)  # an absurd explicit gain blows the state up in one step
+    eng.set_command("hinge", position=0.5)
+    with pytest.raises(PhysicsDivergedError, match="diverged"):
+        eng.step(100)
+    assert eng.time == 0.0 and eng.step_count == 0 and eng.command_modes() == {"hinge": "position"}
+    eng.step(10)  # usable again
+    assert np.all(np.isfinite(eng.positions()))
+
+
+def test_feedforwards_apply_and_clear():
+    """Position commands may carry velocity and effort feed-forwards; a plain position command drops them."""
+    eng = PhysicsEngine(planar2())
+    eng.step(10)
+    hold = float(eng.efforts()[0])  # gravity compensation only
+    q = eng.positions().copy()
+    eng.set_commands(["joint1"], positions=[q[0]], efforts=[3.0])
+    eng.step()
+    assert float(eng.efforts()[0]) == pytest.approx(hold + 3.0, abs=0.05)
+    eng.set_commands(["joint1"], positions=[q[0]])
+    eng.step(2000)
+    assert float(eng.efforts()[0]) == pytest.approx(hold, abs=1e-3)
+    assert eng.positions()[0] == pytest.approx(q[0], abs=1e-4)
+    # A velocity feed-forward with a moving target: the servo tracks a ramp without the lag a plain servo has.
+    lags = []
+    for with_ff in (False, True):
+        eng.reset()
+        q0 = float(eng.positions()[0])
+        for k in range(1, 501):
+            target = q0 + 0.5 * k * eng.timestep
+            eng.set_commands(["joint1"], positions=[target], velocities=[0.5] if with_ff else None)
+            eng.step()
+        lags.append(target - float(eng.positions()[0]))
+    assert abs(lags[1]) < 0.2 * abs(lags[0])

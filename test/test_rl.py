@@ -1,0 +1,166 @@
+"""robot_core.rl: the Reach environment passes gymnasium's checker, is deterministic and renders."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import robot_core.rl
+from robot_core.rl import REACH_ID, ReachEnv, RenderUnavailableError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def report(capsys, record_property):
+    def _report(name: str, value) -> None:
+        record_property(name, value)
+        with capsys.disabled():
+            print(f"\n  [rl] {name} = {value}", end="")
+
+    return _report
+
+
+def rollout(env: gym.Env, seed: int, steps: int = 30) -> tuple[np.ndarray, list[float]]:
+    obs, _ = env.reset(seed=seed)
+    env.action_space.seed(seed)
+    observations, rewards = [obs], []
+    for _ in range(steps):
+        obs, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+        observations.append(obs)
+        rewards.append(reward)
+        if terminated or truncated:
+            break
+    return np.array(observations), rewards
+
+
+@pytest.mark.parametrize("action_type", ["torque", "velocity"])
+def test_check_env_passes(action_type):
+    env = ReachEnv(action_type=action_type)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the checker's advice about unbounded observation boxes
+        check_env(env, skip_render_check=True)
+    assert env.observation_space.shape == (2 * 7 + 6,)
+    assert env.action_space.shape == (7,)
+    assert env.joint_names == [f"joint{i}" for i in range(1, 8)] and env.end_effector == "tcp"
+    env.close()
+
+
+def test_registered_id_makes_a_time_limited_env():
+    assert robot_core.rl.REACH_ID in gym.registry
+    env = gym.make(REACH_ID, action_type="velocity")
+    assert env.spec.max_episode_steps == 200
+    obs, info = env.reset(seed=0)
+    assert env.observation_space.contains(obs) and {"distance", "is_success"} <= set(info)
+    env.close()
+
+
+@pytest.mark.parametrize("action_type", ["torque", "velocity"])
+def test_deterministic_under_seed(report, action_type):
+    a, b = ReachEnv(action_type=action_type), ReachEnv(action_type=action_type)
+    obs_a, rew_a = rollout(a, seed=42)
+    obs_b, rew_b = rollout(b, seed=42)
+    assert np.array_equal(obs_a, obs_b) and rew_a == rew_b
+    obs_c, _ = rollout(a, seed=43)  # reusing an env after another episode changes nothing either
+    obs_a2, _ = rollout(a, seed=42)
+    assert np.array_equal(obs_a, obs_a2)
+    assert not np.array_equal(obs_a[0], obs_c[0])  # another seed: another start and target
+    report(f"determinism_{action_type}", f"{len(obs_a)} observations identical across envs and resets")
+
+
+def test_actions_move_the_arm_the_commanded_way():
+    env = ReachEnv(action_type="velocity")
+    obs, _ = env.reset(seed=1)
+    action = np.zeros(7, dtype=np.float32)
+    action[0] = 0.5  # half of joint1's velocity limit
+    for _ in range(10):
+        obs2, *_ = env.step(action)
+    q1_rate = (obs2[0] - obs[0]) / (10 * env.dt)
+    assert q1_rate == pytest.approx(0.5 * 2.175, rel=0.1)
+    # Torque mode is plain physics: with zero torque the arm falls under gravity.
+    env_t = ReachEnv(action_type="torque")
+    obs, _ = env_t.reset(seed=1)
+    for _ in range(5):
+        obs2, *_ = env_t.step(np.zeros(7, dtype=np.float32))
+    assert np.max(np.abs(obs2[:7] - obs[:7])) > 0.01
+
+
+def test_reaching_the_target_terminates():
+    env = ReachEnv(action_type="velocity")
+    env.reset(seed=5)
+    env.target = env.end_effector_position()  # put the goal where the hand is
+    obs, reward, terminated, truncated, info = env.step(np.zeros(7, dtype=np.float32))
+    assert terminated and info["is_success"] and not truncated
+    assert reward == pytest.approx(-info["distance"]) and info["distance"] < env.success_distance
+    assert np.allclose(obs[-3:], env.target)
+
+
+def test_other_arms(erd_robots):
+    planar = ReachEnv(REPO / "urdf" / "planar2.urdf", action_type="torque")
+    assert planar.end_effector == "tip" and planar.joint_names == ["joint1", "joint2"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(planar, skip_render_check=True)
+        panda = ReachEnv(erd_robots / "panda_description/urdf/panda.urdf", action_type="velocity")
+    assert panda.joint_names == [f"panda_joint{i}" for i in range(1, 8)]
+    obs, _ = panda.reset(seed=0)
+    obs, *_ = panda.step(panda.action_space.sample())
+    assert np.all(np.isfinite(obs))
+
+
+def test_render_returns_rgb_array(report):
+    env = ReachEnv(render_mode="rgb_array", width=320, height=240)
+    env.reset(seed=3)
+    try:
+        img = env.render()
+    except RenderUnavailableError as exc:
+        pytest.skip(f"no OpenGL backend can render off-screen on this machine: {exc}")
+    assert img.shape == (240, 320, 3) and img.dtype == np.uint8
+    assert img.std() > 5.0  # a scene, not a blank frame
+    red = (img[..., 0] > 150) & (img[..., 1] < 60) & (img[..., 2] < 60)
+    report("render", f"{img.shape} {img.dtype}, pixel std {img.std():.1f}, target marker pixels {int(red.sum())}, "
+           f"renderer {type(env._renderer).__name__}")
+    assert red.sum() > 3  # the target marker is in view
+    env.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(ReachEnv(render_mode="rgb_array", width=64, height=48), skip_render_check=False)
+
+
+@pytest.mark.parametrize("import_mujoco_first", [False, True])
+def test_render_in_a_fresh_process(report, import_mujoco_first):
+    """Both render paths: mujoco.Renderer on the EGL backend robot_core.rl selects, and the explicit headless
+    fallback when mujoco was imported before (so MuJoCo chose GLFW, which cannot work without a display)."""
+    code = textwrap.dedent(f"""
+        import os
+        os.environ.pop("MUJOCO_GL", None)
+        os.environ.pop("DISPLAY", None)
+        if {import_mujoco_first}:
+            import mujoco  # noqa: F401
+        from robot_core.rl import ReachEnv, RenderUnavailableError
+        env = ReachEnv(render_mode="rgb_array", width=64, height=48)
+        env.reset(seed=0)
+        try:
+            img = env.render()
+        except RenderUnavailableError as exc:
+            print("UNAVAILABLE", exc)
+        else:
+            print("OK", img.shape, img.dtype, type(env._renderer).__name__, os.environ.get("MUJOCO_GL"))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    out = proc.stdout.strip().splitlines()
+    assert proc.returncode == 0 and out, proc.stdout + proc.stderr
+    if out[-1].startswith("UNAVAILABLE"):
+        pytest.skip(out[-1])
+    report(f"render_subprocess_mujoco_first_{import_mujoco_first}", out[-1])
+    assert out[-1].startswith("OK (48, 64, 3) uint8")
+    expected = "HeadlessRenderer" if import_mujoco_first else "Renderer"
+    assert out[-1].split()[-2] == expected
