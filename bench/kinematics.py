@@ -2,7 +2,8 @@
 
 Prints the median µs per call of FK (tip pose as a 4x4), Jacobian (6xn, base frame), inverse dynamics
 (q, qd, qdd) and IK (seeds within ±0.5 rad of a solution) for both libraries, and the ratio
-ours / Pinocchio. Pinocchio anchors: forwardKinematics + updateFramePlacement + oMf.homogeneous,
+ours / Pinocchio; then the IK success rate from uniformly random seeds, with and without restarts.
+Pinocchio anchors: forwardKinematics + updateFramePlacement + oMf.homogeneous,
 computeFrameJacobian(LOCAL_WORLD_ALIGNED), rnea, and the damped CLIK loop of Pinocchio's documentation
 (step 1, no joint limits) stopped at the same tolerances. Targets: FK, Jacobian, ID within 5x of
 Pinocchio; IK median under 1 ms.
@@ -33,18 +34,33 @@ def _panda_urdf() -> str:
     raise SystemExit("example-robot-data (Panda URDF) not found")
 
 
-def _median_us(fn, args_list, batch: int, batches: int) -> float:
-    """Median over batches of the mean time per call, cycling through args_list."""
-    per_call = []
-    k = 0
+def _batch_us(fn, args_list, batch: int, start: int) -> float:
+    """Mean time per call over one batch, cycling through args_list from ``start``."""
     n = len(args_list)
-    for _ in range(batches):
-        t0 = time.perf_counter()
-        for _ in range(batch):
-            fn(*args_list[k % n])
-            k += 1
-        per_call.append((time.perf_counter() - t0) / batch)
-    return float(np.median(per_call) * 1e6)
+    t0 = time.perf_counter()
+    for k in range(start, start + batch):
+        fn(*args_list[k % n])
+    return (time.perf_counter() - t0) / batch * 1e6
+
+
+def _paired_us(ours, ours_args, theirs, their_args, batch: int, batches: int) -> tuple[float, float, float]:
+    """(median µs ours, median µs theirs, median of per-pair ratios).
+
+    Batches of the two libraries run back to back (order alternating), and the ratio is taken per pair, so a
+    load spike on this shared machine hits one pair instead of one library.
+    """
+    a, b, ratios = [], [], []
+    for i in range(batches):
+        if i % 2:
+            tb = _batch_us(theirs, their_args, batch, i * batch)
+            ta = _batch_us(ours, ours_args, batch, i * batch)
+        else:
+            ta = _batch_us(ours, ours_args, batch, i * batch)
+            tb = _batch_us(theirs, their_args, batch, i * batch)
+        a.append(ta)
+        b.append(tb)
+        ratios.append(ta / tb)
+    return float(np.median(a)), float(np.median(b)), float(np.median(ratios))
 
 
 def _per_call_us(fn, args_list) -> tuple[float, list]:
@@ -104,18 +120,13 @@ def main() -> None:
                        atol=1e-9)
 
     rows = []
-    # interleave ours/Pinocchio per operation so machine load hits both alike
     for label, ours, ours_args, theirs, their_args in (
         ("forward kinematics", chain.forward_kinematics, [(q,) for q in qs], pin_fk, [(q,) for q in pq]),
         ("jacobian", chain.jacobian, [(q,) for q in qs], pin_jac, [(q,) for q in pq]),
         ("inverse dynamics", chain.inverse_dynamics, list(zip(qs, qds, qdds, strict=True)), pin_rnea,
          list(zip(pq, pqd, pqdd, strict=True))),
     ):
-        a, b = [], []
-        for _ in range(3):
-            a.append(_median_us(ours, ours_args, batch, batches // 3))
-            b.append(_median_us(theirs, their_args, batch, batches // 3))
-        rows.append((label, float(np.median(a)), float(np.median(b))))
+        rows.append((label, *_paired_us(ours, ours_args, theirs, their_args, batch, batches)))
 
     # IK: targets from random configurations, seeds within ±0.5 rad of the generating configuration
     targets, seeds, pin_seeds = [], [], []
@@ -146,7 +157,7 @@ def main() -> None:
 
     ik_ours, results = _per_call_us(ours_ik, list(zip(targets, seeds, strict=True)))
     ik_pin, pin_results = _per_call_us(pin_clik, list(zip(targets, pin_seeds, strict=True)))
-    rows.append(("inverse kinematics", ik_ours, ik_pin))
+    rows.append(("inverse kinematics", ik_ours, ik_pin, ik_ours / ik_pin))
     ok = sum(r.status is IKStatus.CONVERGED for r in results) / n_ik
     pin_ok = sum(r[0] for r in pin_results) / n_ik
     iters = np.median([r.iterations for r in results])
@@ -155,10 +166,25 @@ def main() -> None:
     print(f"Panda ({chain.base_link} -> {chain.tip_link}, {chain.n} joints), median µs per call")
     print(f"{'operation':<22}{'robot_core':>12}{'pinocchio':>12}{'ratio':>9}{'target':>10}")
     targets_txt = {"inverse kinematics": "<1000 µs"}
-    for label, a, b in rows:
-        print(f"{label:<22}{a:>12.2f}{b:>12.2f}{a / b:>8.2f}x{targets_txt.get(label, '<=5x'):>10}")
+    for label, a, b, ratio in rows:
+        print(f"{label:<22}{a:>12.2f}{b:>12.2f}{ratio:>8.2f}x{targets_txt.get(label, '<=5x'):>10}")
+    print("(ratio: median over back-to-back batch pairs; IK: ratio of the medians over the same targets)")
     print(f"IK success: robot_core {ok:.1%} (median {iters:.0f} iterations, joint limits respected), "
           f"Pinocchio CLIK {pin_ok:.1%} (median {pin_iters:.0f} iterations, no limits)")
+
+    # IK from uniformly random seeds (no knowledge of the solution), with and without random restarts
+    n_uniform = 50 if args.quick else 200
+    single = restarted = 0
+    restart_us = []
+    for k in range(n_uniform):
+        target = chain.forward_kinematics(rng.uniform(chain.lower, chain.upper))
+        seed = rng.uniform(chain.lower, chain.upper)
+        single += chain.inverse_kinematics(target, seed).success
+        t0 = time.perf_counter()
+        restarted += chain.inverse_kinematics_with_restarts(target, seed, restarts=20, seed=k).success
+        restart_us.append((time.perf_counter() - t0) * 1e6)
+    print(f"IK from uniformly random seeds ({n_uniform} targets): {single / n_uniform:.1%} single attempt, "
+          f"{restarted / n_uniform:.1%} with up to 20 random restarts (median {np.median(restart_us):.0f} µs)")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from robot_core.model.robot_model import RobotModel, RobotModelError, RobotModelWarning
 
@@ -60,17 +61,25 @@ def load_from_args(path: str, args: argparse.Namespace) -> RobotModel:
 
 
 # --- describe ---------------------------------------------------------------------------------------------------
-def _limit_text(joint) -> str:
+def _bound(value: float | None, sign: str) -> str:
+    return f"{sign}inf" if value is None else f"{value:g}"
+
+
+def _dof_text(joint) -> str:
+    """Axis and range of one movable joint, e.g. "axis (0 0 1) [-1.5, 2.5] rad, effort 40, velocity 1.5"."""
+    axis = " ".join(f"{v:g}" for v in joint.axis)
+    if joint.type == "floating":
+        return "6 DOF (x y z + rotation), unbounded"
+    if joint.type == "planar":
+        return f"3 DOF in the plane with normal ({axis}), unbounded"
     lim = joint.limit
     unit = "m" if joint.type == "prismatic" else "rad"
-    if joint.type == "continuous" or lim is None or lim.lower is None:
+    if joint.type == "continuous" or lim is None or (lim.lower is None and lim.upper is None):
         rng = "unbounded"
     else:
-        rng = f"[{lim.lower:g}, {lim.upper:g}] {unit}"
-    extra = ""
-    if lim is not None:
-        extra = f", effort {lim.effort:g}, velocity {lim.velocity:g}"
-    return rng + extra
+        rng = f"[{_bound(lim.lower, '-')}, {_bound(lim.upper, '+')}] {unit}"
+    extra = "" if lim is None else f", effort {lim.effort:g}, velocity {lim.velocity:g}"
+    return f"axis ({axis}) {rng}{extra}"
 
 
 def describe(model: RobotModel) -> str:
@@ -94,8 +103,7 @@ def describe(model: RobotModel) -> str:
         mimic = f" (mimic of {joint.mimic.joint} x{joint.mimic.multiplier:g} + {joint.mimic.offset:g})" \
             if joint.mimic else ""
         init = "" if joint.initial_position is None else f", initial {joint.initial_position:g}"
-        axis = " ".join(f"{v:g}" for v in joint.axis)
-        lines.append(f"  {joint.name:28s} {joint.type:10s} axis ({axis}) {_limit_text(joint)}{init}{mimic}")
+        lines.append(f"  {joint.name:28s} {joint.type:10s} {_dof_text(joint)}{init}{mimic}")
     lines += ["", "chains (root to each leaf):"]
     for leaf in model.leaf_links():
         if leaf == root:
@@ -146,6 +154,22 @@ def _run_convert(args: argparse.Namespace) -> int:
 
 register("describe", "summarise a robot description: tree, DOFs, mass, chains", _configure_describe, _run_describe)
 register("convert", "convert a robot description between formats (by extension)", _configure_convert, _run_convert)
+
+
+# --- bringup and demo (robot_core.bringup, robot_core.demo) ------------------------------------------------------
+def _lazy(module: str, attr: str) -> Callable[[Any], Any]:
+    """Call ``module.attr`` on first use, so other subcommands do not import it."""
+    def call(arg: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), attr)(arg)
+    return call
+
+
+register("bringup", "start simulator, controller manager (+ spawners) and RBC; Ctrl-C stops all",
+         _lazy("robot_core.bringup", "configure_cli"), _lazy("robot_core.bringup", "run_cli"))
+register("demo", "bring the example arm up headless, move it through JTC and RBC goals, write plots and a summary",
+         _lazy("robot_core.demo", "configure_cli"), _lazy("robot_core.demo", "run_cli"))
 
 
 # --- entry point ------------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from robot_core.model import load_robot
+from robot_core.cli import describe, main
+from robot_core.model import Joint, Limit, Link, RobotModel, load_robot
 from robot_core.model.model_compare import model_differences
 
 REPO = Path(__file__).resolve().parent.parent
@@ -87,3 +88,76 @@ def test_warnings_go_to_stderr_without_failing(tmp_path):
 def test_no_subcommand_is_a_usage_error():
     result = run_cli()
     assert result.returncode == 2 and "usage: robot-core" in result.stderr
+
+
+# --- in-process checks of what describe prints and convert writes ----------------------------------------------
+DATA_URDF = REPO / "test" / "data" / "urdf"
+
+
+def test_describe_every_joint_type_dofs_mass_and_all_chains(capsys):
+    assert main(["describe", str(DATA_URDF / "joints.urdf")]) == 0
+    out = capsys.readouterr().out
+    assert "links: 9, joints: 8, total mass: 7 kg" in out
+    for line in (
+        "revolute                     revolute   axis (0 0 1) [-1.5, 2.5] rad, effort 40, velocity 1.5",
+        "continuous                   continuous axis (0 1 0) unbounded, effort 5, velocity 6",
+        "prismatic                    prismatic  axis (0.707107 0.707107 0) [0, 0.2] m, effort 100, velocity 0.5",
+        "floating                     floating   6 DOF (x y z + rotation), unbounded",
+        "planar                       planar     3 DOF in the plane with normal (0 0 1), unbounded",
+        "mimic                        revolute   axis (0 0 1) [-3, 3] rad, effort 10, velocity 1 "
+        "(mimic of revolute x-2 + 0.5)",
+    ):
+        assert f"  {line}\n" in out, line
+    assert "  fixed " not in out.split("degrees of freedom")[1].split("chains")[0]  # fixed joints are no DOF
+    # one chain per leaf, root first, fixed joints included
+    assert "base -> l_floating (4 movable joints): revolute -> continuous -> prismatic -> fixed -> floating" in out
+    assert "base -> l_default_axis (3 movable joints): planar -> mimic -> default_axis" in out
+    assert out.count(" movable joints): ") == 2
+
+
+def test_describe_g_file_shows_initial_positions(capsys):
+    assert main(["describe", str(REPO / "urdf" / "planar2.g")]) == 0
+    out = capsys.readouterr().out
+    assert "robot 'planar2'" in out and "total mass: 4.8 kg" in out
+    assert "joint1                       revolute   axis (0 1 0) [-3, 3] rad, effort 30, velocity 3, initial -0.4\n" \
+        in out
+    assert "base_link -> tip (2 movable joints): joint1 -> joint2 -> tip_joint" in out
+
+
+def test_describe_one_sided_and_missing_limits():
+    model = RobotModel("r")
+    for name in ("a", "b", "c"):
+        model.links[name] = Link(name)
+    model.joints["half"] = Joint("half", "prismatic", "a", "b", limit=Limit(None, 0.5, 1.0, 2.0))
+    model.joints["free"] = Joint("free", "revolute", "b", "c")
+    text = describe(model)
+    assert "half                         prismatic  axis (1 0 0) [-inf, 0.5] m, effort 1, velocity 2" in text
+    assert "free                         revolute   axis (1 0 0) unbounded\n" in text + "\n"
+
+
+def _loss_free(differences: list[str], allowed: tuple[str, ...]) -> list[str]:
+    return [d for d in differences if not any(a in d for a in allowed)]
+
+
+def test_convert_urdf_to_g_and_back(tmp_path, capsys):
+    g_file, back = tmp_path / "planar2.g", tmp_path / "planar2_back.urdf"
+    assert main(["convert", str(REPO / "urdf" / "planar2.urdf"), str(g_file)]) == 0
+    assert main(["convert", str(g_file), str(back)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: robot 'planar2': .g files cannot express 1 <ros2_control> block(s), 4 <rbc> tag(s)" in err
+    assert "URDF has no place for the initial positions of joint(s) joint1, joint2" in err
+    original, via_g, again = (load_robot(p) for p in (REPO / "urdf" / "planar2.urdf", g_file, back))
+    # What .g cannot hold (materials, rbc, ros2_control, collision names) is the only difference.
+    allowed = ("material", ".rbc", "ros2_control", "collisions[0].name", "initial_position")
+    assert _loss_free(model_differences(original, via_g, atol=1e-12), allowed) == []
+    assert via_g.joints["joint1"].initial_position == -0.4  # the ros2_control initial_value became q:
+    assert _loss_free(model_differences(via_g, again), ("initial_position",)) == []
+
+
+def test_convert_g_to_urdf_keeps_capsules_and_unbounded_joints_standard(tmp_path):
+    source = REPO / "test" / "data" / "g" / "joint_types.g"
+    out = tmp_path / "joint_types.urdf"
+    assert main(["convert", str(source), str(out)]) == 0
+    text = out.read_text()
+    assert "<capsule" not in text and 'robot_core_shape="capsule"' in text
+    assert _loss_free(model_differences(load_robot(source), load_robot(out)), ("initial_position",)) == []

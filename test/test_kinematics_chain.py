@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from robot_files import PANDA, PR2
+from robot_files import erd_robot as _erd
 
 from robot_core.kinematics import SerialKinematicChain, TreeKinematics
 from robot_core.model import RobotModelError, RobotModelWarning, load_robot
-
-
-def _erd(rel: str) -> str:
-    pin = pytest.importorskip("pinocchio")
-    for parent in Path(pin.__file__).resolve().parents:
-        path = parent / "cmeel.prefix" / "share" / "example-robot-data" / "robots" / rel
-        if path.is_file():
-            return str(path)
-    pytest.skip(f"example-robot-data robot {rel} not installed")
-
-
-PANDA = "panda_description/urdf/panda.urdf"
-PR2 = "pr2_description/urdf/pr2.urdf"
 
 
 @pytest.fixture(scope="module")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from robot_files import PANDA, UR5, erd_robot
 
 from robot_core.kinematics import IKStatus, SerialKinematicChain
 from robot_core.model import load_robot
@@ -15,24 +14,15 @@ POS_TOL = 1e-6
 ORI_TOL = 1e-5
 
 
-def _erd_robot(rel: str) -> str:
-    pin = pytest.importorskip("pinocchio")  # example-robot-data ships with the test-only pin stack
-    for parent in Path(pin.__file__).resolve().parents:
-        path = parent / "cmeel.prefix" / "share" / "example-robot-data" / "robots" / rel
-        if path.is_file():
-            return str(path)
-    pytest.skip(f"example-robot-data robot {rel} not installed")
-
-
 @pytest.fixture(scope="module")
 def panda() -> SerialKinematicChain:
-    return SerialKinematicChain(load_robot(_erd_robot("panda_description/urdf/panda.urdf")), "panda_link0",
+    return SerialKinematicChain(load_robot(erd_robot(PANDA)), "panda_link0",
                                 "panda_hand")
 
 
 @pytest.fixture(scope="module")
 def ur5() -> SerialKinematicChain:
-    return SerialKinematicChain(load_robot(_erd_robot("ur_description/urdf/ur5_robot.urdf")), "base_link", "tool0")
+    return SerialKinematicChain(load_robot(erd_robot(UR5)), "base_link", "tool0")
 
 
 def _orientation_error(a: np.ndarray, b: np.ndarray) -> float:
@@ -89,6 +79,8 @@ def test_uniform_seed_success_rate_with_restarts(name, request):
             restarted += 1
     print(f"{name}: IK from uniformly random seeds: {single / n:.1%} single attempt, "
           f"{restarted / n:.1%} with up to 20 random restarts")
+    # Reported, not a requirement of the issue; the floor only catches a broken restart loop.
+    assert restarted >= single and restarted / n >= 0.9
 
 
 def test_position_only_targets(panda):

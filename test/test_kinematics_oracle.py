@@ -8,45 +8,20 @@ against central finite differences of our own FK.
 
 from __future__ import annotations
 
-import os
+import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest
+from robot_files import PANDA, PR2, UR5, erd_robot, own_robot
 
 from robot_core.kinematics import SerialKinematicChain
-from robot_core.model import load_robot
+from robot_core.model import RobotModelWarning, load_robot
 
 pin = pytest.importorskip("pinocchio")
 
-ROOT = Path(__file__).resolve().parents[1]
-ERD = Path(pin.__file__).resolve()
-ERD_ROBOTS = None
-for parent in Path(pin.__file__).resolve().parents:
-    candidate = parent / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
-    if candidate.is_dir():
-        ERD_ROBOTS = candidate
-        break
-
 N_CONFIGS = 200
 TOL = 1e-8
-
-
-def _erd(rel: str) -> str:
-    if ERD_ROBOTS is None:
-        pytest.skip("example-robot-data is not installed")
-    path = ERD_ROBOTS / rel
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
-    return str(path)
-
-
-def _own(name: str) -> str:
-    path = ROOT / "urdf" / name
-    if not path.is_file():
-        pytest.skip(f"urdf/{name} is not written yet (helper 'model')")
-    return str(path)
 
 
 @dataclass
@@ -56,21 +31,24 @@ class Case:
     tip: str
     hold: dict[str, float] | None = None
     wrench_links: tuple[str, ...] = ()
+    # Build the chain with the second constructor (explicit joint list) instead of the tree search.
+    from_joint_list: bool = False
 
 
 CASES = {
-    "panda": lambda: Case(_erd("panda_description/urdf/panda.urdf"), "panda_link0", "panda_hand",
+    "panda": lambda: Case(erd_robot(PANDA), "panda_link0", "panda_hand",
                           {"panda_finger_joint1": 0.02}, ("panda_hand", "panda_link5", "panda_leftfinger")),
-    "panda_link8": lambda: Case(_erd("panda_description/urdf/panda.urdf"), "panda_link0", "panda_link8"),
-    "ur5": lambda: Case(_erd("ur_description/urdf/ur5_robot.urdf"), "base_link", "tool0", None,
-                        ("tool0", "forearm_link")),
-    "pr2_right_arm": lambda: Case(_erd("pr2_description/urdf/pr2.urdf"), "torso_lift_link", "r_wrist_roll_link",
+    "panda_link8": lambda: Case(erd_robot(PANDA), "panda_link0", "panda_link8", None, ("panda_link8", "panda_hand")),
+    "ur5": lambda: Case(erd_robot(UR5), "base_link", "tool0", None, ("tool0", "forearm_link")),
+    "ur5_joint_list": lambda: Case(erd_robot(UR5), "base_link", "ee_link", None, ("ee_link", "wrist_1_link"),
+                                   from_joint_list=True),
+    "pr2_right_arm": lambda: Case(erd_robot(PR2), "torso_lift_link", "r_wrist_roll_link",
                                   {"torso_lift_joint": 0.1, "head_pan_joint": 0.3, "r_gripper_l_finger_joint": 0.2},
                                   ("r_gripper_palm_link", "r_elbow_flex_link")),
-    "pr2_left_arm_from_footprint": lambda: Case(_erd("pr2_description/urdf/pr2.urdf"), "base_footprint",
-                                                "l_gripper_tool_frame", {"torso_lift_joint": 0.2}),
-    "rc_arm": lambda: Case(_own("rc_arm.urdf"), "base_link", "tcp", None, ("tcp", "link4", "finger_left")),
-    "planar2": lambda: Case(_own("planar2.urdf"), "base_link", "tip", None, ("tip",)),
+    "pr2_left_arm_from_footprint": lambda: Case(erd_robot(PR2), "base_footprint", "l_gripper_tool_frame",
+                                                {"torso_lift_joint": 0.2}, ("l_gripper_r_finger_tip_link",)),
+    "rc_arm": lambda: Case(own_robot("rc_arm.urdf"), "base_link", "tcp", None, ("tcp", "link4", "finger_left")),
+    "planar2": lambda: Case(own_robot("planar2.urdf"), "base_link", "tip", None, ("tip",)),
 }
 
 
@@ -165,8 +143,15 @@ def _random_q(chain: SerialKinematicChain, rng: np.random.Generator, n: int) -> 
 @pytest.fixture(scope="module", params=sorted(CASES))
 def setup(request):
     case = CASES[request.param]()
-    robot = load_robot(case.urdf)
-    chain = SerialKinematicChain(robot, case.base, case.tip, hold_positions=case.hold)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotModelWarning)  # PR2's known inertia warnings
+        robot = load_robot(case.urdf)
+    if case.from_joint_list:
+        names = [j.name for j in robot.chain(case.base, case.tip)]
+        chain = SerialKinematicChain.from_joint_list(robot, names, hold_positions=case.hold)
+        assert (chain.base_link, chain.tip_link) == (case.base, case.tip)
+    else:
+        chain = SerialKinematicChain(robot, case.base, case.tip, hold_positions=case.hold)
     return request.param, case, chain, PinChain(case.urdf, chain)
 
 
@@ -190,15 +175,18 @@ def test_forward_kinematics(setup):
 
 
 def test_forward_kinematics_all(setup):
-    _name, _case, chain, pc = setup
+    name, _case, chain, pc = setup
     rng = np.random.default_rng(2)
-    for q in _random_q(chain, rng, 20):
+    worst = 0.0
+    for q in _random_q(chain, rng, N_CONFIGS):
         poses = chain.forward_kinematics_all(q)
         assert len(poses) == len(chain.link_names)
         np.testing.assert_allclose(poses[0], np.eye(4), atol=TOL)
         np.testing.assert_allclose(poses[-1], chain.forward_kinematics(q), atol=TOL)
         for link, pose in zip(chain.link_names, poses, strict=True):
-            np.testing.assert_allclose(pose, pc.fk_link(q, link), atol=TOL, err_msg=link)
+            worst = max(worst, float(np.max(np.abs(pose - pc.fk_link(q, link)))))
+    print(f"{name}: FK of all {len(chain.link_names)} chain links max |diff| = {worst:.2e}")
+    assert worst < TOL
 
 
 def test_respect_limits_clamps(setup):
@@ -305,6 +293,3 @@ def test_dynamics_consistency(setup):
         rhs = chain.mass_matrix(q) @ qdd + chain.inverse_dynamics(q, qd, np.zeros(chain.n))
         np.testing.assert_allclose(lhs, rhs, atol=1e-9)
 
-
-if os.environ.get("ROBOT_CORE_ORACLE_DEBUG"):  # pragma: no cover
-    print(CASES)

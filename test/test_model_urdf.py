@@ -4,12 +4,12 @@ test/data/urdf/; xacro expansion; write/read round trips; third-party robots; re
 from __future__ import annotations
 
 import math
-import site
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from robot_files import DATA_URDF, PACKAGES, PANDA, PR2, REPO, UR5, erd_robot
 
 from robot_core.model import (
     Geometry,
@@ -27,28 +27,12 @@ from robot_core.model.package_paths import find_package, resolve_uri
 from robot_core.model.urdf_reader import read_urdf
 from robot_core.model.urdf_writer import write_urdf
 
-REPO = Path(__file__).resolve().parent.parent
-DATA = REPO / "test" / "data" / "urdf"
-PACKAGES = REPO / "test" / "data" / "packages"
+DATA = DATA_URDF
 MESH = DATA / "meshes" / "box.stl"
 PKG_MESH = PACKAGES / "rc_test_pkg" / "meshes" / "box.stl"
 
 
-def _erd_share() -> Path | None:
-    for sp in site.getsitepackages():
-        cand = Path(sp) / "cmeel.prefix" / "share" / "example-robot-data"
-        if cand.is_dir():
-            return cand
-    return None
-
-
-ERD = _erd_share()
-THIRD_PARTY = {
-    "panda": "robots/panda_description/urdf/panda.urdf",
-    "ur5": "robots/ur_description/urdf/ur5_robot.urdf",
-    "pr2": "robots/pr2_description/urdf/pr2.urdf",
-}
-needs_erd = pytest.mark.skipif(ERD is None, reason="example-robot-data is not installed in this environment")
+THIRD_PARTY = {"panda": PANDA, "ur5": UR5, "pr2": PR2}
 
 
 def load(name: str, **kw):
@@ -364,6 +348,14 @@ def test_xacro_find_and_package_includes_through_package_dirs(monkeypatch):
     np.testing.assert_allclose(mesh.scale, [0.2, 0.2, 0.2])
 
 
+def test_xacro_find_and_package_includes_through_ros_package_path(monkeypatch):
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
+    monkeypatch.setenv("ROS_PACKAGE_PATH", str(PACKAGES))
+    model = load_robot(DATA / "uses_pkg.urdf.xacro")  # no package_dirs: $(find) and package:// use the env
+    assert model.links["base"].inertial.mass == 3.0
+    assert model.links["base"].visuals[0].geometry.resolved_filename == str(PKG_MESH.resolve())
+
+
 def test_xacro_mappings():
     model = load_robot(DATA / "uses_pkg.urdf.xacro", package_dirs=[PACKAGES], mappings={"mass": 7.5})
     assert model.links["base"].inertial.mass == 7.5
@@ -415,10 +407,9 @@ def test_round_trip_example_robots(name):
     assert _roundtrip(model, REPO / "urdf") == []
 
 
-@needs_erd
 @pytest.mark.parametrize("robot", sorted(THIRD_PARTY))
 def test_round_trip_third_party(robot):
-    path = ERD / THIRD_PARTY[robot]
+    path = Path(erd_robot(THIRD_PARTY[robot]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RobotModelWarning)
         model = load_robot(path)
@@ -433,9 +424,8 @@ def test_save_robot_urdf(tmp_path):
 
 
 # --- third-party robots ---------------------------------------------------------------------------------------
-@needs_erd
 def test_panda_loads_with_meshes_resolved():
-    model = load_robot(ERD / THIRD_PARTY["panda"])
+    model = load_robot(erd_robot(PANDA))
     assert model.actuated_joint_names() == [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1"]
     assert model.joints["panda_finger_joint2"].mimic.joint == "panda_finger_joint1"
     meshes = [v.geometry for link in model.links.values() for v in link.visuals + link.collisions
@@ -445,20 +435,18 @@ def test_panda_loads_with_meshes_resolved():
     assert model.links["panda_link8"].inertial is None
 
 
-@needs_erd
 def test_ur5_loads_with_transmissions():
-    model = load_robot(ERD / THIRD_PARTY["ur5"], package_dirs=[ERD.parent])
+    model = load_robot(erd_robot(UR5), package_dirs=[Path(erd_robot(UR5)).parents[4]])
     assert len(model.actuated_joint_names()) == 6
     assert len(model.transmissions) == 6
     assert all(a.mechanical_reduction == 1 for t in model.transmissions for a in t.actuators)
     assert all(Path(v.geometry.resolved_filename).is_file() for link in model.links.values() for v in link.visuals)
 
 
-@needs_erd
 def test_pr2_loads():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RobotModelWarning)
-        model = load_robot(ERD / THIRD_PARTY["pr2"])
+        model = load_robot(erd_robot(PR2))
     # Two PR2 links ship inertias that break the triangle inequality: loadable, but reported.
     assert sum("triangle inequality" in str(w.message) for w in caught) == 2
     assert model.chain("torso_lift_link", "r_gripper_palm_link")[0].name == "r_shoulder_pan_joint"

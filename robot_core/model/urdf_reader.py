@@ -1,7 +1,8 @@
 """URDF XML -> RobotModel, keeping the line of every element so errors can point at it.
 
 Reads the whole URDF feature tree (links, all six joint types with every joint sub-element, materials,
-transmissions) plus the two extensions robot_core relies on: ``<ros2_control>`` blocks and ``<rbc>`` tags.
+transmissions) plus the two extensions robot_core relies on: ``<ros2_control>`` blocks and ``<rbc>`` tags, and the
+writer's standard-URDF spellings of unbounded joints and capsules (:mod:`robot_core.model.urdf_conventions`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from robot_core.model.robot_model import (
     TransmissionJoint,
     Visual,
 )
+from robot_core.model.urdf_conventions import SHAPE_ATTRIBUTE, STAND_IN_ELEMENT, bound_from_urdf
 
 GEOMETRY_KINDS = ("box", "cylinder", "sphere", "mesh", "capsule")
 _TRUE = ("true", "1", "yes", "on")
@@ -70,6 +72,14 @@ def parse_xml(text: str | bytes, source_file: str = "<string>") -> tuple[ET.Elem
             SourceRef(source_file, exc.lineno, "XML"),
         ) from None
     return builder.close(), lines
+
+
+def _add_unique(table: dict, item: Link | Joint, kind: str) -> None:
+    """Add a link or joint by name; a second definition is an error pointing at both lines."""
+    if item.name in table:
+        first = table[item.name].source.line
+        raise RobotModelError(f"duplicate {kind} name '{item.name}' (first defined on line {first})", item.source)
+    table[item.name] = item
 
 
 class _UrdfReader:
@@ -158,19 +168,9 @@ class _UrdfReader:
         model = RobotModel(name=name, source_file=self.file)
         inline_materials = self.collect_materials(root, model)
         for el in root.findall("link"):
-            link = self.link(el, model, inline_materials)
-            if link.name in model.links:
-                first = model.links[link.name].source.line
-                raise RobotModelError(f"duplicate link name '{link.name}' (first defined on line {first})",
-                                      link.source)
-            model.links[link.name] = link
+            _add_unique(model.links, self.link(el, model, inline_materials), "link")
         for el in root.findall("joint"):
-            joint = self.joint(el)
-            if joint.name in model.joints:
-                first = model.joints[joint.name].source.line
-                raise RobotModelError(f"duplicate joint name '{joint.name}' (first defined on line {first})",
-                                      joint.source)
-            model.joints[joint.name] = joint
+            _add_unique(model.joints, self.joint(el), "joint")
         model.transmissions = [self.transmission(el) for el in root.findall("transmission")]
         model.ros2_control = [self.ros2_control(el) for el in root.findall("ros2_control")]
         self.apply_initial_values(model)
@@ -271,6 +271,12 @@ class _UrdfReader:
         shape = shapes[0]
         kind = shape.tag
         swhere = f"{where} <{kind}>"
+        marked = shape.get(SHAPE_ATTRIBUTE)
+        if marked is not None:
+            if STAND_IN_ELEMENT.get(marked) != kind:
+                raise RobotModelError(f"{SHAPE_ATTRIBUTE}=\"{marked}\" cannot be written as <{kind}>",
+                                      self.ref(shape, swhere))
+            kind = marked
         if kind == "box":
             return Geometry("box", size=self.floats(shape, "size", 3, swhere))
         if kind in ("cylinder", "capsule"):
@@ -319,6 +325,8 @@ class _UrdfReader:
         lim = el.find("limit")
         if lim is not None:
             joint.limit = self.limit(lim, jtype, where)
+            if jtype in ("revolute", "prismatic") and joint.limit == Limit():
+                joint.limit = None  # how the writer spells "no limit" (see urdf_conventions)
         elif jtype in ("revolute", "prismatic"):
             validation.warn(f"{jtype} joint has no <limit>; treating it as unlimited", ref)
         mim = el.find("mimic")
@@ -339,9 +347,9 @@ class _UrdfReader:
         w = f"{where} <limit>"
         limit = Limit(effort=self.number(el, "effort", w, 0.0), velocity=self.number(el, "velocity", w, 0.0))
         if jtype in ("revolute", "prismatic"):
-            # URDF: lower/upper default to 0 on joints that have a range.
-            limit.lower = self.number(el, "lower", w, 0.0)
-            limit.upper = self.number(el, "upper", w, 0.0)
+            # URDF: lower/upper default to 0 on joints that have a range; +-UNBOUNDED_LIMIT means none.
+            limit.lower = bound_from_urdf(self.number(el, "lower", w, 0.0), upper=False)
+            limit.upper = bound_from_urdf(self.number(el, "upper", w, 0.0), upper=True)
         validation.check_limit(jtype, limit, self.ref(el, w))
         return limit
 

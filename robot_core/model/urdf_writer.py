@@ -1,6 +1,9 @@
 """RobotModel -> URDF XML, writing everything the reader reads so that read(write(model)) == model.
 
-Numbers are written with Python's shortest round-trip repr, so nothing is lost to formatting.
+The output is standard URDF that urdfdom (and so ROS tools and Pinocchio) accepts; what URDF cannot say
+(unbounded revolute/prismatic joints, capsules) is spelled as documented in
+:mod:`robot_core.model.urdf_conventions`. Numbers are written with Python's shortest round-trip repr, so
+nothing is lost to formatting.
 """
 
 from __future__ import annotations
@@ -9,19 +12,28 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from robot_core.model import validation
 from robot_core.model.robot_model import (
+    Collision,
     Geometry,
     Inertial,
     Joint,
+    Limit,
     Link,
     Material,
     Pose,
     RbcNode,
     RobotModel,
+    RobotModelError,
     Ros2Control,
     Ros2ControlInterface,
+    Ros2ControlJoint,
+    Ros2ControlSensor,
+    SourceRef,
     Transmission,
+    Visual,
 )
+from robot_core.model.urdf_conventions import SHAPE_ATTRIBUTE, STAND_IN_ELEMENT, bound_to_urdf
 
 
 def fmt(value: float) -> str:
@@ -46,12 +58,14 @@ def _origin(parent: ET.Element, pose: Pose, always: bool = False) -> None:
         _sub(parent, "origin", xyz=fmt_vec(pose.xyz), rpy=fmt_vec(pose.rpy))
 
 
-def _geometry(parent: ET.Element, geo: Geometry) -> None:
+def _geometry(parent: ET.Element, geo: Geometry, where: SourceRef) -> None:
     el = _sub(parent, "geometry")
     if geo.kind == "box":
         _sub(el, "box", size=fmt_vec(geo.size))
     elif geo.kind in ("cylinder", "capsule"):
-        _sub(el, geo.kind, radius=fmt(geo.radius), length=fmt(geo.length))
+        shape = _sub(el, STAND_IN_ELEMENT.get(geo.kind, geo.kind), radius=fmt(geo.radius), length=fmt(geo.length))
+        if geo.kind in STAND_IN_ELEMENT:
+            shape.set(SHAPE_ATTRIBUTE, geo.kind)
     elif geo.kind == "sphere":
         _sub(el, "sphere", radius=fmt(geo.radius))
     elif geo.kind == "mesh":
@@ -59,7 +73,7 @@ def _geometry(parent: ET.Element, geo: Geometry) -> None:
         if not np.allclose(geo.scale, 1.0, rtol=0.0, atol=0.0):
             mesh.set("scale", fmt_vec(geo.scale))
     else:
-        raise ValueError(f"cannot write geometry kind '{geo.kind}'")
+        raise RobotModelError(f"cannot write geometry kind '{geo.kind}' to URDF", where)
 
 
 def _same_material(a: Material, b: Material) -> bool:
@@ -91,18 +105,23 @@ def _inertial(parent: ET.Element, inertial: Inertial) -> None:
 
 def _link(parent: ET.Element, link: Link, model: RobotModel) -> None:
     el = _sub(parent, "link", name=link.name)
+    where = link.source if link.source.element else SourceRef(link.source.file, link.source.line,
+                                                             f"link '{link.name}'")
     if link.inertial is not None:
         _inertial(el, link.inertial)
     for vis in link.visuals:
-        v = _sub(el, "visual", name=vis.name or None)
-        _origin(v, vis.origin)
-        _geometry(v, vis.geometry)
+        v = _placed_shape(el, "visual", vis, where)
         if vis.material is not None:
             _material(v, vis.material, model, by_reference=True)
     for col in link.collisions:
-        c = _sub(el, "collision", name=col.name or None)
-        _origin(c, col.origin)
-        _geometry(c, col.geometry)
+        _placed_shape(el, "collision", col, where)
+
+
+def _placed_shape(parent: ET.Element, tag: str, item: Visual | Collision, where: SourceRef) -> ET.Element:
+    el = _sub(parent, tag, name=item.name or None)
+    _origin(el, item.origin)
+    _geometry(el, item.geometry, where)
+    return el
 
 
 def _opt(value: float | None) -> str | None:
@@ -131,10 +150,13 @@ def _joint(parent: ET.Element, joint: Joint) -> None:
              reference_position=_opt(c.reference_position))
     if joint.dynamics is not None:
         _sub(el, "dynamics", damping=fmt(joint.dynamics.damping), friction=fmt(joint.dynamics.friction))
-    if joint.limit is not None:
-        lim = joint.limit
-        _sub(el, "limit", lower=_opt(lim.lower), upper=_opt(lim.upper), effort=fmt(lim.effort),
-             velocity=fmt(lim.velocity))
+    if joint.limit is not None or joint.type in ("revolute", "prismatic"):
+        # urdfdom requires <limit> on revolute and prismatic joints: missing bounds get the "unbounded" value.
+        lim = joint.limit or Limit()
+        lower, upper = lim.lower, lim.upper
+        if joint.type in ("revolute", "prismatic"):
+            lower, upper = bound_to_urdf(lower, upper=False), bound_to_urdf(upper, upper=True)
+        _sub(el, "limit", lower=_opt(lower), upper=_opt(upper), effort=fmt(lim.effort), velocity=fmt(lim.velocity))
     if joint.mimic is not None:
         _sub(el, "mimic", joint=joint.mimic.joint, multiplier=fmt(joint.mimic.multiplier),
              offset=fmt(joint.mimic.offset))
@@ -177,30 +199,43 @@ def _interface(parent: ET.Element, tag: str, iface: Ros2ControlInterface) -> Non
     _params(el, params)
 
 
+def _component(parent: ET.Element, tag: str, item: Ros2ControlJoint | Ros2ControlSensor) -> None:
+    """A <joint>, <sensor> or <gpio> of a ros2_control block: command, then state interfaces, then params."""
+    el = _sub(parent, tag, name=item.name)
+    for iface in item.command_interfaces:
+        _interface(el, "command_interface", iface)
+    for iface in item.state_interfaces:
+        _interface(el, "state_interface", iface)
+    _params(el, item.params)
+
+
 def _ros2_control(parent: ET.Element, block: Ros2Control) -> None:
     el = _sub(parent, "ros2_control", name=block.name, type=block.type)
     hw = _sub(el, "hardware")
     _sub(hw, "plugin").text = block.plugin
     _params(hw, block.hardware_params)
-    for j in block.joints:
-        je = _sub(el, "joint", name=j.name)
-        for iface in j.command_interfaces:
-            _interface(je, "command_interface", iface)
-        for iface in j.state_interfaces:
-            _interface(je, "state_interface", iface)
-        _params(je, j.params)
-    for tag, items in (("sensor", block.sensors), ("gpio", block.gpios)):
-        for s in items:
-            se = _sub(el, tag, name=s.name)
-            for iface in s.command_interfaces:
-                _interface(se, "command_interface", iface)
-            for iface in s.state_interfaces:
-                _interface(se, "state_interface", iface)
-            _params(se, s.params)
+    for tag, items in (("joint", block.joints), ("sensor", block.sensors), ("gpio", block.gpios)):
+        for item in items:
+            _component(el, tag, item)
+
+
+def _warn_about_initial_positions(model: RobotModel) -> None:
+    """URDF keeps a joint's initial position only as a <ros2_control> position initial_value (.g files have q:)."""
+    kept = {j.name for b in model.ros2_control for j in b.joints
+            for i in j.state_interfaces if i.name == "position" and i.initial_value is not None}
+    lost = [j.name for j in model.joints.values() if j.initial_position is not None and j.name not in kept]
+    if lost:
+        validation.warn(f"URDF has no place for the initial positions of joint(s) {', '.join(lost)} outside "
+                        "<ros2_control> (state_interface position, param initial_value); left out",
+                        SourceRef(model.source_file, None, f"robot '{model.name}'"))
 
 
 def write_urdf(model: RobotModel) -> str:
-    """The URDF XML text of ``model`` (links, joints, materials, transmissions, ros2_control, rbc tags)."""
+    """The URDF XML text of ``model`` (links, joints, materials, transmissions, ros2_control, rbc tags).
+
+    Warns (RobotModelWarning) when joint initial positions cannot be written (no <ros2_control> entry).
+    """
+    _warn_about_initial_positions(model)
     root = ET.Element("robot", {"name": model.name})
     for mat in model.materials.values():
         _material(root, mat, model, by_reference=False)

@@ -141,19 +141,12 @@ def validate_model(model: RobotModel, check_inertials: bool = True, strict_inert
         if check_inertials and link.inertial is not None:
             ref = link.inertial.source if link.inertial.source.element else link.source
             check_inertial(link.inertial, ref, strict_inertia)
-    for block in model.ros2_control:
-        for rc_joint in block.joints:
-            if rc_joint.name not in model.joints:
-                raise RobotModelError(
-                    f"ros2_control '{block.name}' names joint '{rc_joint.name}' which does not exist", block.source
-                )
-    for transmission in model.transmissions:
-        for t_joint in transmission.joints:
-            if t_joint.name not in model.joints:
-                raise RobotModelError(
-                    f"transmission '{transmission.name}' names joint '{t_joint.name}' which does not exist",
-                    transmission.source,
-                )
+    referrers = [(f"ros2_control '{b.name}'", b.joints, b.source) for b in model.ros2_control]
+    referrers += [(f"transmission '{t.name}'", t.joints, t.source) for t in model.transmissions]
+    for what, named_joints, source in referrers:
+        for named in named_joints:
+            if named.name not in model.joints:
+                raise RobotModelError(f"{what} names joint '{named.name}' which does not exist", source)
 
 
 def _check_cycles(model: RobotModel, parent_of: dict[str, Joint]) -> None:
