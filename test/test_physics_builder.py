@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import mujoco
 import numpy as np
 import pytest
+from robot_files import PANDA, PR2, erd_robot, own_robot
 
 from robot_core.model import Collision, Geometry, Inertial, Joint, Link, Pose, RobotModel, RobotModelWarning, load_robot
 from robot_core.physics.builder import SITE_GROUP, VISUAL_GROUP, build_model, build_spec
 
-ROOT = Path(__file__).resolve().parents[1]
 INERTIA = '<inertia ixx="0.01" iyy="0.02" izz="0.015" ixy="0.001" ixz="0" iyz="-0.002"/>'
 
 
@@ -183,13 +182,9 @@ def test_inertias_equal_the_urdf(urdf, alljoints):
     if urdf == "alljoints":
         robot = alljoints[0]
     elif urdf in ("panda", "pr2"):
-        robot = load_robot(_erd({"panda": "panda_description/urdf/panda.urdf", "pr2": "pr2_description/urdf/pr2.urdf"}
-                                [urdf]))
+        robot = load_robot(erd_robot({"panda": PANDA, "pr2": PR2}[urdf]))
     else:
-        path = ROOT / "urdf" / urdf
-        if not path.is_file():
-            pytest.skip(f"urdf/{urdf} not written yet")
-        robot = load_robot(str(path))
+        robot = load_robot(own_robot(urdf))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RobotModelWarning)
         bm = build_model(robot, include_visuals=False)
@@ -212,17 +207,8 @@ def test_inertias_equal_the_urdf(urdf, alljoints):
         for n in bm.adjusted_links))
 
 
-def _erd(rel: str) -> str:
-    pin = pytest.importorskip("pinocchio")
-    for parent in Path(pin.__file__).resolve().parents:
-        path = parent / "cmeel.prefix" / "share" / "example-robot-data" / "robots" / rel
-        if path.is_file():
-            return str(path)
-    pytest.skip(f"example-robot-data robot {rel} not installed")
-
-
 def test_panda_meshes_and_groups():
-    robot = load_robot(_erd("panda_description/urdf/panda.urdf"))
+    robot = load_robot(erd_robot(PANDA))
     bm = build_model(robot)
     m = bm.model
     assert bm.skipped_meshes == []

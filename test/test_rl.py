@@ -164,3 +164,33 @@ def test_render_in_a_fresh_process(report, import_mujoco_first):
     assert out[-1].startswith("OK (48, 64, 3) uint8")
     expected = "HeadlessRenderer" if import_mujoco_first else "Renderer"
     assert out[-1].split()[-2] == expected
+
+
+def test_module_prefixed_id_needs_no_import():
+    """gym.make("robot_core.rl:robot_core/Reach-v0") imports robot_core.rl itself (what the docs promise)."""
+    code = textwrap.dedent("""
+        import gymnasium as gym
+        env = gym.make("robot_core.rl:robot_core/Reach-v0", action_type="velocity")
+        obs, info = env.reset(seed=0)
+        print("OK", obs.shape, env.spec.max_episode_steps, type(env.unwrapped).__name__)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "OK (20,) 200 ReachEnv"
+
+
+def test_example_script_runs_episodes_and_saves_a_frame(report, tmp_path):
+    frame = tmp_path / "frame.png"
+    proc = subprocess.run([sys.executable, str(REPO / "examples" / "reach_random_policy.py"), "--episodes", "2",
+                           "--steps", "15", "--action-type", "velocity", "--frame", str(frame)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert sum(line.startswith("episode ") and " 15 steps" in line for line in lines) == 2
+    if "no frame saved" in proc.stdout:
+        pytest.skip(proc.stdout)
+    from PIL import Image
+
+    img = np.asarray(Image.open(frame))
+    report("example_frame", f"{frame.name} {img.shape} {img.dtype}, pixel std {img.std():.1f}")
+    assert img.shape == (360, 480, 3) and img.std() > 5.0

@@ -17,9 +17,10 @@ effort      effort [N m | N]            ``tau``
 joints' actuator force with ``actuatorgravcomp``), exact at every step and costing no Python, so a servo
 holds and tracks without sagging. An effort-commanded joint must feel plain physics, so compensation is
 switched off for every link it carries (its subtree, and its mimic joints' subtrees); a servo above such a
-joint then holds that part of the load with its stiffness alone (a small steady-state error). On a floating
-base the compensation's share on the free joint is cancelled every step (from the previous step's value;
-the total weight part is exact), so the robot as a whole still falls. ``losses(v)`` is the joint's own URDF
+joint then holds that part of the load with its stiffness alone (a small steady-state error). On joints
+without an actuator -- a floating base's free joint, a non-root floating joint -- the compensation's share is
+cancelled every step (from the previous step's value; for a free joint the total weight part is exact), so a
+floating robot as a whole still falls. ``losses(v)`` is the joint's own URDF
 damping and friction at the commanded velocity, so a velocity servo tracks exactly in steady state.
 
 Limits: the total joint effort (servo + compensation) is clamped to the URDF ``<limit effort>`` by the
@@ -31,8 +32,19 @@ servo damps the joint's own velocity the joint approaches the target from one si
 caller gives a velocity feed-forward. Effort-commanded joints faster than their velocity limit are braked
 (within the effort limit) like a drive's velocity limiter. Position targets are clamped into the joint range.
 
+Coordinates: every scalar joint is one coordinate named after it; a planar joint is three, named like the
+builder's MuJoCo joints ``<joint>:u``, ``<joint>:v`` (translations in the plane) and ``<joint>:rot`` (rotation
+about the plane normal), each actuated like a scalar joint with the planar joint's effort and velocity limits
+(no position range). Floating joints other than the base stay unactuated (passive).
+
+Idle joints: after a reset every actuated coordinate holds its position in position mode, except a joint whose
+``<ros2_control>`` command interfaces include effort but neither position nor velocity: such a joint has
+nothing to hold a position with, so it idles in effort mode at zero effort until commanded.
+
 Transmissions: a ``SimpleTransmission`` with ``mechanical_reduction`` n means actuator effort * n = joint
-effort and joint position * n = actuator position. All commands, gains, limits and measured efforts here
+effort and joint position * n = actuator position. A transmission coupling anything but one joint to one
+actuator (differential, four-bar, PR2 wrist/gripper) is not simulated: a warning names it, and its joints are
+driven directly (reduction 1). All commands, gains, limits and measured efforts here
 are in *joint* space; the reduction is the actuator's ``gear`` (= n), so the motor-side effort is the joint
 effort / n.
 
@@ -52,13 +64,14 @@ from enum import IntEnum
 import mujoco
 import numpy as np
 
-from robot_core.model.robot_model import RobotModel, RobotModelWarning
+from robot_core.model.robot_model import Joint, RobotModel, RobotModelWarning
 
 ACTUATOR_PREFIX = "rc_actuator/"
 GAIN_KEYS = ("kp", "kd", "kv")
 # Stand-in for "no acceleration limit" that keeps the reference profile's arithmetic finite.
 UNLIMITED_ACCEL = 1e9
 POSITION, VELOCITY, EFFORT = 0, 1, 2
+PLANAR_COORDINATES = ("u", "v", "rot")
 
 
 class CommandMode(IntEnum):
@@ -92,16 +105,48 @@ class ServoTuning:
     effort_share: float = 0.5
 
 
+def joint_coordinates(robot: RobotModel) -> dict[str, Joint]:
+    """Coordinate name -> its URDF joint, document order: scalar joints (mimic included) and planar joints'
+    three coordinates (see the module docstring)."""
+    out: dict[str, Joint] = {}
+    for j in robot.joints.values():
+        if j.is_scalar:
+            out[j.name] = j
+        elif j.type == "planar":
+            for suffix in PLANAR_COORDINATES:
+                out[f"{j.name}:{suffix}"] = j
+    return out
+
+
+def actuated_coordinates(robot: RobotModel) -> list[str]:
+    """The coordinates that get an actuator: non-mimic scalar joints and planar coordinates, document order."""
+    return [n for n, j in joint_coordinates(robot).items() if not (j.is_scalar and j.mimic is not None)]
+
+
+def idles_in_effort(robot: RobotModel, coordinate: str) -> bool:
+    """Whether the joint's ros2_control command interfaces are effort only (see the module docstring)."""
+    joint = joint_coordinates(robot).get(coordinate)
+    if joint is None:
+        return False
+    names = {i.name for block in robot.ros2_control for rj in block.joints if rj.name == joint.name
+             for i in rj.command_interfaces}
+    return "effort" in names and not names & {"position", "velocity"}
+
+
 def transmission_reductions(robot: RobotModel) -> dict[str, float]:
     """Joint name -> mechanical reduction from the robot's simple transmissions (joints not listed: 1)."""
     out: dict[str, float] = {}
     for tr in robot.transmissions:
         if len(tr.joints) != 1 or len(tr.actuators) != 1:
+            joints = [j.name for j in tr.joints]
+            actuators = [a.name for a in tr.actuators]
+            what = (f"joints {joints} are driven directly (reduction 1)" if joints else
+                    "it names no joint in the <joint> form, so it changes nothing")
+            where = f" ({tr.source.file}:{tr.source.line})" if tr.source.line is not None else ""
             warnings.warn(
                 RobotModelWarning(
-                    f"{tr.source}: transmission '{tr.name}' of type '{tr.type}' couples "
-                    f"{len(tr.joints)} joint(s) and {len(tr.actuators)} actuator(s); only one-to-one transmissions "
-                    "are simulated, its joints are driven directly (reduction 1)"
+                    f"transmission '{tr.name}'{where} of type '{tr.type}' couples joints {joints} and actuators "
+                    f"{actuators}; only one-joint-one-actuator transmissions are simulated: {what}"
                 ),
                 stacklevel=2,
             )
@@ -117,22 +162,26 @@ def transmission_reductions(robot: RobotModel) -> dict[str, float]:
 
 
 def joint_actuator_limits(robot: RobotModel, joint_names: list[str]) -> list[JointActuatorLimits]:
-    """Limits of the actuated joints, warning once per joint that has no usable effort limit."""
+    """Limits of the actuated coordinates, warning once per joint that has no usable effort limit."""
     reductions = transmission_reductions(robot)
+    coordinates = joint_coordinates(robot)
     out: list[JointActuatorLimits] = []
+    warned: set[str] = set()
     for name in joint_names:
-        joint = robot.joints[name]
+        joint = coordinates[name]
         lim = joint.limit
         effort = float(lim.effort) if lim is not None and lim.effort and lim.effort > 0 else math.inf
         velocity = float(lim.velocity) if lim is not None and lim.velocity and lim.velocity > 0 else math.inf
-        if math.isinf(effort):
+        if math.isinf(effort) and joint.name not in warned:
+            warned.add(joint.name)
             warnings.warn(
-                RobotModelWarning(f"{joint.source}: joint '{name}' has no effort limit; its actuator is unclamped"),
+                RobotModelWarning(f"{joint.source}: joint '{joint.name}' has no effort limit; its actuator is "
+                                  "unclamped"),
                 stacklevel=2,
             )
         lower, upper = -math.inf, math.inf
-        if (joint.type != "continuous" and lim is not None and lim.lower is not None and lim.upper is not None
-                and lim.upper > lim.lower):
+        if (joint.is_scalar and joint.type != "continuous" and lim is not None and lim.lower is not None
+                and lim.upper is not None and lim.upper > lim.lower):
             lower, upper = float(lim.lower), float(lim.upper)
         out.append(JointActuatorLimits(name, reductions.get(name, 1.0), effort, velocity, lower, upper))
     return out
@@ -243,7 +292,7 @@ class Actuation:
 
     Arrays are indexed by actuator, in the order of ``limits`` (= the actuated joint order). ``before_step``
     must be called before each ``mj_step``; it does no work unless a position reference is on its way, a joint
-    is effort-commanded or the base floats. Everything is vectorised over joints.
+    is effort-commanded or the robot has unactuated joints (a floating base). Everything is vectorised over joints.
     """
 
     def __init__(
@@ -259,7 +308,7 @@ class Actuation:
         mimics: MimicCoupling | None = None,
         *,
         gravity_compensation: bool = True,
-        free_dofs: slice | None = None,
+        passive_dofs: np.ndarray | None = None,
     ):
         self.model = model
         self.data = data
@@ -285,7 +334,8 @@ class Actuation:
         self.frictionloss = model.dof_frictionloss[self.dof_adr].copy()
         self.guard_gain = np.zeros(n) if velocity_guard_gain is None else np.asarray(velocity_guard_gain, float)
         self.mimics = mimics if mimics is not None else MimicCoupling.empty()
-        self._free_dofs = free_dofs if gravity_compensation else None
+        passive = np.zeros(0, dtype=int) if passive_dofs is None else np.asarray(passive_dofs, dtype=int)
+        self._passive_dofs = passive if gravity_compensation and passive.size else None
         self._gravcomp = model.body_gravcomp
         self._robot_bodies = self._gravcomp > 0  # as compiled: the robot's links
         self._carried = self._carried_bodies(model) if gravity_compensation else None
@@ -323,16 +373,19 @@ class Actuation:
         self._write_mode_params(np.arange(n))
 
     # ------------------------------------------------------------------ commands
-    def reset(self, positions: np.ndarray) -> None:
-        """Every joint: position mode holding ``positions``; efforts and feed-forwards zero."""
+    def reset(self, positions: np.ndarray, idle_in_effort: np.ndarray | None = None) -> None:
+        """Every joint: position mode holding ``positions`` (those in the mask ``idle_in_effort``: effort mode);
+        efforts and feed-forwards zero."""
         self.mode[:] = POSITION
+        if idle_in_effort is not None:
+            self.mode[idle_in_effort] = EFFORT
         self.target[:] = np.clip(positions, self.lower, self.upper)
         self.reference[:] = positions
         self.reference_velocity[:] = 0.0
         self.velocity_cmd[:] = 0.0
         self.effort_cmd[:] = 0.0
         self._feedforward = False
-        self._moving[:] = self.reference != self.target
+        self._moving[:] = (self.reference != self.target) & (self.mode == POSITION)
         self._any_moving = bool(self._moving.any())
         self._write_mode_params(np.arange(self.n))
 
@@ -432,7 +485,7 @@ class Actuation:
     @property
     def per_step_work(self) -> bool:
         """Whether ``before_step`` has anything to do (else steps can run back to back in C)."""
-        return self._any_moving or bool(self._guard_idx.size) or self._free_dofs is not None
+        return self._any_moving or bool(self._guard_idx.size) or self._passive_dofs is not None
 
     def hold(self, idx: np.ndarray, positions: np.ndarray) -> None:
         """After a teleport: position-mode joints among ``idx`` hold where they were put."""
@@ -457,13 +510,13 @@ class Actuation:
 
     # ------------------------------------------------------------------ per step
     def before_step(self) -> None:
-        """Advance position references on their way and update effort-mode and floating-base corrections."""
+        """Advance position references on their way and update effort-mode and passive-joint corrections."""
         if self._any_moving:
             self._advance_references()
         if self._guard_idx.size:
             self._guard_velocity()
-        if self._free_dofs is not None:
-            self.data.qfrc_applied[self._free_dofs] = -self.data.qfrc_gravcomp[self._free_dofs]
+        if self._passive_dofs is not None:
+            self.data.qfrc_applied[self._passive_dofs] = -self.data.qfrc_gravcomp[self._passive_dofs]
 
     def _advance_references(self) -> None:
         """One step of a time-optimal (bang-bang) profile towards each target under |v| <= vmax, |a| <= amax."""

@@ -14,7 +14,15 @@ Mapping (one MuJoCo body per URDF link, named after the link):
   ``<joint>:u``, ``<joint>:v``, ``<joint>:rot``. Revolute/prismatic limits become hard ranges; damping and
   friction from ``<dynamics>`` become ``damping`` and ``frictionloss``. Armature is 0 (no rotor inertia),
   so the dynamics equal the URDF rigid-body model.
-- Mimic joints: a joint equality (``q_mimic = offset + multiplier * q_master``) named ``mimic:<joint>``.
+- Mimic joints: a joint equality (``q_mimic = offset + multiplier * q_master``) named ``mimic:<joint>``. A
+  mimic joint gets no range of its own: the equality and the master's range bound it, and a second range
+  could contradict them (PR2's gripper ``parallel_root`` joints mimic with multiplier -1 but have the range
+  [0, 0.548], which would lock the gripper shut); a conflicting own range is warned about.
+- ``limit_timeconst`` (None: MuJoCo's defaults): time constant (s, at least 2 timesteps) of the joint-limit
+  and mimic constraints with a near-hard impedance (:data:`LIMIT_SOLIMP`), so a joint pushed by its full
+  effort does not sink into its limit and mimic joints do not lag. Joint friction keeps MuJoCo's regularised
+  (soft) model on purpose: a joint pushed by less than its friction creeps slowly instead of sticking, which
+  lets position servos (P-D, no integrator) settle on their target instead of stalling friction/kp short of it.
 - Inertials: the full URDF inertia is rotated into the link frame and diagonalised here (principal
   moments + orientation in ``iquat``), ``explicitinertial`` is set and inertia from geoms is off. A moving
   body whose whole subtree has (near) zero mass or inertia -- which MuJoCo rejects -- gets a tiny mass of
@@ -25,7 +33,8 @@ Mapping (one MuJoCo body per URDF link, named after the link):
 - Collision geoms (group 3 when visuals are included, else 0; contype=conaffinity=1); visual geoms
   (group 1, contype=conaffinity=0) when ``include_visuals``. Meshes: STL/OBJ by file, DAE through
   :mod:`robot_core.physics.collada`; a mesh that cannot be loaded is skipped with a warning (listed in
-  :attr:`BuiltModel.skipped_meshes`).
+  :attr:`BuiltModel.skipped_meshes`, and in :attr:`PreparedSpec.skipped_meshes` for callers that compile
+  the spec themselves).
 - ``disable_linked_collisions`` (AGX ``disableLinkedBodies``): exclude pairs between the bodies on both
   sides of every movable joint (including links welded to them by fixed joints). When False, MuJoCo's
   parent/child filter is disabled as well, so linked bodies do collide.
@@ -34,7 +43,8 @@ Mapping (one MuJoCo body per URDF link, named after the link):
   itself (body 0, always fixed); a floating joint directly below it becomes a true free joint.
 - Every link has a site named after the link at its origin (group 5), for cheap frame look-ups.
 - Options: gravity (0, 0, -9.81), ``timestep``; everything else MuJoCo defaults. No actuators: callers
-  (robot_core.physics.engine) add them to the spec returned by :func:`build_spec` before compiling.
+  (robot_core.physics.engine) add them to the spec of :func:`prepare_spec` (or :func:`build_spec`) before
+  compiling, then hand the :class:`PreparedSpec` to :func:`index_model`.
 """
 
 from __future__ import annotations
@@ -58,6 +68,8 @@ VISUAL_GROUP = 1
 SITE_GROUP = 5
 DEFAULT_RGBA = (0.7, 0.7, 0.7, 1.0)
 WORLD = "world"
+# Joint-limit and mimic impedance (MuJoCo solimp d0, dwidth, width) used with ``limit_timeconst``: close to hard.
+LIMIT_SOLIMP = (0.95, 0.99, 0.001)
 
 
 @dataclass(frozen=True)
@@ -89,6 +101,16 @@ class LinkFrame:
     @property
     def offset_is_identity(self) -> bool:
         return bool(np.array_equal(self.offset, np.eye(4)))
+
+
+@dataclass
+class PreparedSpec:
+    """An uncompiled MjSpec of a robot plus what building it changed or dropped (see the module docstring)."""
+
+    spec: mujoco.MjSpec
+    fixed_base: bool
+    skipped_meshes: list[str] = field(default_factory=list)
+    adjusted_links: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -215,8 +237,10 @@ def _collada_cached(path: str, mtime: float) -> tuple[tuple[float, ...], tuple[i
 
 class _SpecBuilder:
     def __init__(self, robot: RobotModel, fixed_base: bool, timestep: float, include_visuals: bool,
-                 disable_linked_collisions: bool, include_collisions: bool = True):
+                 disable_linked_collisions: bool, include_collisions: bool = True,
+                 limit_timeconst: float | None = None):
         self.robot = robot
+        self.solref = None if limit_timeconst is None else [max(float(limit_timeconst), 2.0 * float(timestep)), 1.0]
         self.include_collisions = include_collisions
         self.fixed_base = fixed_base
         self.include_visuals = include_visuals
@@ -314,6 +338,9 @@ class _SpecBuilder:
             else:
                 _warn(f"joint '{j.name}': limit lower {j.limit.lower} >= upper {j.limit.upper}; left unlimited")
         mj.limited = mujoco.mjtLimited.mjLIMITED_TRUE if limited else mujoco.mjtLimited.mjLIMITED_FALSE
+        if limited and self.solref is not None:
+            mj.solref_limit = self.solref
+            mj.solimp_limit = [*LIMIT_SOLIMP, *mj.solimp_limit[3:]]
 
     # -- link contents ---------------------------------------------------------------------------
     def _add_link_contents(self, body: mujoco.MjsBody, link) -> None:
@@ -463,7 +490,28 @@ class _SpecBuilder:
             data[0] = j.mimic.offset
             data[1] = j.mimic.multiplier
             eq.data = data
+            if self.solref is not None:
+                eq.solref = self.solref
+                eq.solimp = [*LIMIT_SOLIMP, *eq.solimp[3:]]
             self.mimic_names[j.name] = eq.name
+            self._release_mimic_range(j, master)
+
+    def _release_mimic_range(self, j: Joint, master: Joint) -> None:
+        """The mimic joint's own range goes (see the module docstring); warn if it contradicts the master's."""
+        mj = self.spec.joint(j.name)
+        if mj.limited != mujoco.mjtLimited.mjLIMITED_TRUE:
+            return
+        mj.limited = mujoco.mjtLimited.mjLIMITED_FALSE
+        ml = master.limit
+        if master.type == "continuous" or ml is None or ml.lower is None or ml.upper is None or ml.lower >= ml.upper:
+            return
+        mult, off = j.mimic.multiplier, j.mimic.offset
+        lo, hi = sorted((off + mult * ml.lower, off + mult * ml.upper))
+        own_lo, own_hi = (float(x) for x in mj.range)
+        if lo < own_lo - 1e-9 or hi > own_hi + 1e-9:
+            where = f" ({j.source.file}:{j.source.line})" if j.source.line is not None else ""
+            _warn(f"joint '{j.name}'{where} mimics '{master.name}', spanning [{lo:g}, {hi:g}] through the mimic "
+                  f"relation, but has its own range [{own_lo:g}, {own_hi:g}]; only the master's limit is enforced")
 
     def _add_excludes(self, children: dict[str, list[Joint]]) -> None:
         # Weld groups: a link plus everything attached to it through fixed joints.
@@ -510,40 +558,55 @@ def _check_mesh_file(path: str, ext: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-def build_spec(robot: RobotModel, *, fixed_base: bool | None = None, timestep: float = 0.001,
-               include_visuals: bool = True, disable_linked_collisions: bool = True,
-               include_collisions: bool = True) -> mujoco.MjSpec:
-    """An uncompiled MjSpec of the robot (see module docstring); add actuators, then ``spec.compile()``.
+def prepare_spec(robot: RobotModel, *, fixed_base: bool | None = None, timestep: float = 0.001,
+                 include_visuals: bool = True, disable_linked_collisions: bool = True,
+                 include_collisions: bool = True, limit_timeconst: float | None = None) -> PreparedSpec:
+    """An uncompiled MjSpec of the robot (see module docstring) with the list of skipped meshes and adjusted
+    links; add actuators, ``spec.compile()``, then ``index_model(robot, prepared.spec, model, prepared=prepared)``.
 
     ``include_collisions=False`` drops collision geoms too (kinematics/dynamics queries need no geometry).
     """
-    spec, _ = _build(robot, fixed_base, timestep, include_visuals, disable_linked_collisions, include_collisions)
-    return spec
+    fb = robot.fixed_base if fixed_base is None else bool(fixed_base)
+    b = _SpecBuilder(robot, fb, timestep, include_visuals, disable_linked_collisions, include_collisions,
+                     limit_timeconst)
+    spec = b.build()
+    return PreparedSpec(spec, b.fixed_base, b.skipped_meshes, b.adjusted_links)
+
+
+def build_spec(robot: RobotModel, *, fixed_base: bool | None = None, timestep: float = 0.001,
+               include_visuals: bool = True, disable_linked_collisions: bool = True,
+               include_collisions: bool = True, limit_timeconst: float | None = None) -> mujoco.MjSpec:
+    """Just the MjSpec of :func:`prepare_spec`."""
+    return prepare_spec(robot, fixed_base=fixed_base, timestep=timestep, include_visuals=include_visuals,
+                        disable_linked_collisions=disable_linked_collisions, include_collisions=include_collisions,
+                        limit_timeconst=limit_timeconst).spec
 
 
 def build_model(robot: RobotModel, *, fixed_base: bool | None = None, timestep: float = 0.001,
                 include_visuals: bool = True, disable_linked_collisions: bool = True,
-                include_collisions: bool = True) -> BuiltModel:
+                include_collisions: bool = True, limit_timeconst: float | None = None) -> BuiltModel:
     """Build and compile; returns the model with joint/link index maps."""
-    spec, builder = _build(robot, fixed_base, timestep, include_visuals, disable_linked_collisions,
-                           include_collisions)
+    prepared = prepare_spec(robot, fixed_base=fixed_base, timestep=timestep, include_visuals=include_visuals,
+                            disable_linked_collisions=disable_linked_collisions,
+                            include_collisions=include_collisions, limit_timeconst=limit_timeconst)
     try:
-        model = spec.compile()
+        model = prepared.spec.compile()
     except ValueError as exc:
         raise RobotModelError(f"MuJoCo rejected robot '{robot.name}': {exc}", SourceRef(robot.source_file)) from exc
-    return index_model(robot, spec, model, fixed_base=builder.fixed_base,
-                       skipped_meshes=builder.skipped_meshes, adjusted_links=builder.adjusted_links)
-
-
-def _build(robot, fixed_base, timestep, include_visuals, disable_linked, include_collisions=True):
-    fb = robot.fixed_base if fixed_base is None else bool(fixed_base)
-    b = _SpecBuilder(robot, fb, timestep, include_visuals, disable_linked, include_collisions)
-    return b.build(), b
+    return index_model(robot, prepared.spec, model, prepared=prepared)
 
 
 def index_model(robot: RobotModel, spec: mujoco.MjSpec, model: mujoco.MjModel, *, fixed_base: bool | None = None,
-                skipped_meshes: list[str] | None = None, adjusted_links: list[str] | None = None) -> BuiltModel:
-    """Name maps for a model compiled from :func:`build_spec`'s output (actuators may have been added)."""
+                skipped_meshes: list[str] | None = None, adjusted_links: list[str] | None = None,
+                prepared: PreparedSpec | None = None) -> BuiltModel:
+    """Name maps for a model compiled from :func:`prepare_spec`'s spec (actuators may have been added).
+
+    ``prepared`` supplies ``fixed_base``, ``skipped_meshes`` and ``adjusted_links`` unless they are given.
+    """
+    if prepared is not None:
+        fixed_base = prepared.fixed_base if fixed_base is None else fixed_base
+        skipped_meshes = prepared.skipped_meshes if skipped_meshes is None else skipped_meshes
+        adjusted_links = prepared.adjusted_links if adjusted_links is None else adjusted_links
     fb = robot.fixed_base if fixed_base is None else fixed_base
     if robot.root_link == WORLD:
         fb = True  # a root called "world" is MuJoCo's world body

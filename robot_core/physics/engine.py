@@ -12,21 +12,27 @@ Typical node use: ``set_commands`` from each command message (a CommandError mea
 ``step(n)`` per tick, ``positions()``/``velocities()``/``efforts()`` for joint states, ``link_pose_array`` or
 ``relative_link_poses`` for /tf, and ``reset``/``set_joint_state``/``apply_wrench`` behind the services.
 
-Joint vectors are in :attr:`PhysicsEngine.joint_names` order (every scalar joint, mimic joints included, URDF
-order); commands address :attr:`PhysicsEngine.actuated_joint_names` by name.
+Joint vectors are in :attr:`PhysicsEngine.joint_names` order (every scalar joint, mimic joints included, and a
+planar joint's three coordinates ``<joint>:u``, ``<joint>:v``, ``<joint>:rot``; URDF order); commands address
+:attr:`PhysicsEngine.actuated_joint_names` by name (see :mod:`robot_core.physics.actuation` for what an
+uncommanded joint does).
+
+Integrators: ``implicitfast`` (default) integrates the servos' damping implicitly, which keeps stiff servos
+and contacts stable at 1 kHz; it is first order, so a swinging, undamped robot slowly gains or loses energy
+(a few percent over 10 s for a chaotic double pendulum). ``rk4`` conserves energy to a few parts per million
+there and is the choice for energy-sensitive checks of free motion.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
-from robot_core.model.robot_model import RobotModel, RobotModelError, RobotModelWarning, SourceRef
+from robot_core.model.robot_model import RobotModel, RobotModelError, SourceRef
 from robot_core.physics.actuation import (
     Actuation,
     CommandMode,
@@ -34,13 +40,16 @@ from robot_core.physics.actuation import (
     MimicCoupling,
     ServoTuning,
     acceleration_limits,
+    actuated_coordinates,
     add_actuators,
     apply_gain_overrides,
     default_gains,
+    idles_in_effort,
     joint_actuator_limits,
+    joint_coordinates,
     joint_inertia,
 )
-from robot_core.physics.builder import BuiltModel, build_spec, index_model
+from robot_core.physics.builder import BuiltModel, index_model, prepare_spec
 
 INTEGRATORS = {
     "euler": mujoco.mjtIntegrator.mjINT_EULER,
@@ -50,8 +59,6 @@ INTEGRATORS = {
 }
 MIMIC_TOLERANCE = 1e-6
 RANGE_TOLERANCE = 1e-9
-# Joint-limit impedance (MuJoCo solimp d0, dwidth, width): close to a hard stop.
-LIMIT_SOLIMP = (0.95, 0.99, 0.001)
 
 
 class CommandError(ValueError):
@@ -100,10 +107,11 @@ class PhysicsEngine:
         robot: the robot description.
         timestep: physics step in seconds.
         fixed_base: weld the root to the world (None: ``robot.fixed_base``).
-        initial_positions: joint -> position; overrides each joint's ``initial_position`` (default 0, clamped
-            into the joint range). Used by :meth:`reset`.
+        initial_positions: joint (or planar coordinate) -> position; overrides each joint's
+            ``initial_position`` (default 0, clamped into the joint range). Used by :meth:`reset`.
         gains: ``{joint: {"kp": .., "kd": .., "kv": ..}}`` overriding the tuned servo gains (joint space).
-        integrator: "implicitfast" (default; servo damping integrated implicitly), "implicit", "euler" or "rk4".
+        integrator: "implicitfast" (default; servo damping integrated implicitly), "implicit", "euler" or "rk4"
+            (energy-conserving free motion; see the module docstring).
         servo_tuning: bandwidth / damping ratio of the default gains.
         gravity_compensation: servos hold against gravity without sagging (MuJoCo gravcomp; see the actuation
             module). Effort-commanded joints are never compensated.
@@ -118,8 +126,9 @@ class PhysicsEngine:
             their URDF velocity limit, like a drive's velocity limiter. Servo modes always respect the limit
             through their references.
         limit_timeconst: time constant (s) of the joint-limit and mimic constraints (MuJoCo ``solref``; at
-            least 2 dt). MuJoCo's default 0.02 s lets a joint driven by its full effort sink ~0.04 rad into its
-            limit; 0.004 s with a near-hard impedance keeps that below ~0.01 rad.
+            least 2 dt), set by the builder (:func:`robot_core.physics.builder.prepare_spec`). MuJoCo's default
+            0.02 s lets a joint driven by its full effort sink ~0.04 rad into its limit; 0.004 s with a near-hard
+            impedance keeps that below ~0.01 rad.
         initial_base_pose: floating base only: (x, y, z, qw, qx, qy, qz) of the root link after :meth:`reset`
             (default: the world origin).
     """
@@ -148,28 +157,31 @@ class PhysicsEngine:
         if integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator '{integrator}' (expected one of {', '.join(INTEGRATORS)})")
         self.robot = robot
-        self.joint_names: list[str] = robot.scalar_joint_names()
-        self.actuated_joint_names: list[str] = robot.actuated_joint_names()
+        self._coordinates = joint_coordinates(robot)
+        self.joint_names: list[str] = list(self._coordinates)
+        self.actuated_joint_names: list[str] = actuated_coordinates(robot)
         self.fixed_base = robot.fixed_base if fixed_base is None else bool(fixed_base)
 
-        spec = build_spec(robot, fixed_base=self.fixed_base, timestep=timestep, include_visuals=include_visuals,
-                          disable_linked_collisions=disable_linked_collisions)
+        prepared = prepare_spec(robot, fixed_base=self.fixed_base, timestep=timestep,
+                                include_visuals=include_visuals, disable_linked_collisions=disable_linked_collisions,
+                                limit_timeconst=limit_timeconst)
+        self.fixed_base = prepared.fixed_base  # a root link named "world" cannot float
+        spec = prepared.spec
         spec.option.integrator = INTEGRATORS[integrator]
         if scene is not None:
             scene(spec)
         self.limits: list[JointActuatorLimits] = joint_actuator_limits(robot, self.actuated_joint_names)
         add_actuators(spec, self.limits, robot, gravity_compensation=gravity_compensation)
         model = self._compile(spec)
-        self.built: BuiltModel = index_model(robot, spec, model, fixed_base=self.fixed_base)
+        self.built: BuiltModel = index_model(robot, spec, model, fixed_base=self.fixed_base, prepared=prepared)
         self._model = model
         self._data = mujoco.MjData(model)
 
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
         self._act_index = {n: i for i, n in enumerate(self.actuated_joint_names)}
-        self._qpos = self.built.qpos_indices(self.joint_names)
-        self._dof = self.built.dof_indices(self.joint_names)
-        self._act_qpos = self.built.qpos_indices(self.actuated_joint_names)
-        self._act_dof = self.built.dof_indices(self.actuated_joint_names)
+        self._qpos, self._dof = self._addresses(self.joint_names)
+        self._act_qpos, self._act_dof = self._addresses(self.actuated_joint_names)
+        self._idle_in_effort = np.array([idles_in_effort(robot, n) for n in self.actuated_joint_names], dtype=bool)
         self._mimics = self._mimic_table()
         self._link_names = list(robot.links)
         frames = [self.built.links[n] for n in self._link_names]
@@ -189,11 +201,9 @@ class PhysicsEngine:
                 for a, b in self.ignored_collision_pairs:
                     spec.add_exclude(name=f"initial_contact:{a}:{b}", bodyname1=a, bodyname2=b)
                 model = self._compile(spec)
-                self.built = index_model(robot, spec, model, fixed_base=self.fixed_base)
+                self.built = index_model(robot, spec, model, fixed_base=self.fixed_base, prepared=prepared)
                 self._model = model
                 self._data = mujoco.MjData(model)
-        self._release_mimic_limits()
-        self._stiffen_constraints(limit_timeconst)
         # Gains tuned at the initial pose.
         tuning = servo_tuning or ServoTuning()
         self._data.qpos[:] = self._initial_qpos(self._initial)
@@ -206,11 +216,9 @@ class PhysicsEngine:
         # the damping is integrated implicitly) for the implicit ones.
         implicit = integrator in ("implicit", "implicitfast")
         guard = inertia / timestep * (10.0 if implicit else 1.0) if enforce_velocity_limits else None
-        free = self.built.root_free_joint
-        free_dofs = slice(free.dof_adr, free.dof_adr + 6) if free is not None else None
         self.actuation = Actuation(model, self._data, self.limits, self._act_qpos, self._act_dof, (kp, kd, kv),
                                    accel, guard, mimics, gravity_compensation=gravity_compensation,
-                                   free_dofs=free_dofs)
+                                   passive_dofs=self._passive_dofs())
         self._index_cache: dict[tuple[str, ...], np.ndarray] = {}
         self._pair_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._wrenches: dict[str, _Wrench] = {}
@@ -252,7 +260,8 @@ class PhysicsEngine:
     def reset(self, positions: Mapping[str, float] | None = None) -> None:
         """Back to t = 0 at the initial positions (updated by ``positions``), at rest, holding that pose.
 
-        Every joint returns to position mode at its reset position; efforts and wrenches are cleared.
+        Every joint returns to position mode at its reset position (an effort-only joint to zero effort, see
+        :mod:`robot_core.physics.actuation`); efforts and wrenches are cleared.
         """
         q = self._initial.copy()
         if positions:
@@ -262,7 +271,7 @@ class PhysicsEngine:
         mujoco.mj_resetData(self._model, self._data)
         self._data.qpos[:] = self._initial_qpos(q)
         self.clear_wrenches()
-        self.actuation.reset(q[self._joint_act_positions()])
+        self.actuation.reset(q[self._joint_act_positions()], self._idle_in_effort)
         mujoco.mj_forward(self._model, self._data)
         self._step_count = 0
         self._bad_qacc_stat = self._data.warning[mujoco.mjtWarning.mjWARN_BADQACC]  # a live view
@@ -572,42 +581,28 @@ class PhysicsEngine:
             raise RobotModelError(f"MuJoCo rejected robot '{self.robot.name}': {exc}",
                                   SourceRef(self.robot.source_file)) from exc
 
-    def _release_mimic_limits(self) -> None:
-        """A mimic joint is bounded by its master's limit through the mimic relation; its own limit would only
-        add a second, possibly contradicting, constraint (the PR2 gripper's ``parallel_root`` joints mimic with
-        multiplier -1 but have the range [0, 0.548], which would lock the gripper shut)."""
+    def _addresses(self, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """qpos and dof addresses of coordinates (each is a MuJoCo joint of the same name, see the builder)."""
         m = self._model
-        for name in self.joint_names:
-            j = self.robot.joints[name]
-            if j.mimic is None or j.mimic.joint not in self._joint_index:
-                continue
-            jid = self.built.joints[name].joint_id
-            if not m.jnt_limited[jid]:
-                continue
-            master = self.built.joints[j.mimic.joint].joint_id
-            if m.jnt_limited[master]:
-                lo, hi = sorted(j.mimic.offset + j.mimic.multiplier * m.jnt_range[master])
-                own_lo, own_hi = m.jnt_range[jid]
-                if lo < own_lo - 1e-9 or hi > own_hi + 1e-9:
-                    warnings.warn(RobotModelWarning(
-                        f"{j.source}: joint '{name}' mimics '{j.mimic.joint}' (range [{lo:g}, {hi:g}] through the "
-                        f"mimic relation) but has its own range [{own_lo:g}, {own_hi:g}]; only the master's "
-                        "limit is enforced"), stacklevel=3)
-                m.jnt_limited[jid] = 0
+        ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
+        missing = [n for n, i in zip(names, ids, strict=True) if i < 0]
+        if missing:
+            raise RobotModelError(f"joints {missing} missing from the compiled model of '{self.robot.name}'")
+        return (np.array([m.jnt_qposadr[i] for i in ids], dtype=np.int64),
+                np.array([m.jnt_dofadr[i] for i in ids], dtype=np.int64))
 
-    def _stiffen_constraints(self, timeconst: float) -> None:
-        """Joint limits and mimic relations as near-hard constraints (see ``limit_timeconst``)."""
+    def _passive_dofs(self) -> np.ndarray:
+        """Dofs without an actuator that carry robot links (free/floating joints): where gravity compensation
+        must be cancelled so the robot falls as a whole."""
         m = self._model
-        solref = [max(timeconst, 2.0 * m.opt.timestep), 1.0]
-        robot_joints = [self.built.joints[n].joint_id for n in self.joint_names]
-        limited = [j for j in robot_joints if m.jnt_limited[j]]
-        if limited:
-            m.jnt_solref[limited] = solref
-            m.jnt_solimp[limited, :3] = LIMIT_SOLIMP
-        eqs = list(self.built.mimic_equalities.values())
-        if eqs:
-            m.eq_solref[eqs] = solref
-            m.eq_solimp[eqs, :3] = LIMIT_SOLIMP
+        carrying: set[int] = set()
+        for name in self._link_names:
+            b = self.built.links[name].body_id
+            while b > 0 and b not in carrying:
+                carrying.add(b)
+                b = int(m.body_parentid[b])
+        own = set(self._dof.tolist())
+        return np.array([d for d in range(m.nv) if int(m.dof_bodyid[d]) in carrying and d not in own], dtype=int)
 
     def _initial_self_contacts(self) -> list[tuple[str, str]]:
         """Robot body pairs that penetrate at the initial pose."""
@@ -630,6 +625,8 @@ class PhysicsEngine:
         j = self.robot.joints.get(name)
         if j is not None and j.mimic is not None:
             return f"joint '{name}' is a mimic of '{j.mimic.joint}' and cannot be commanded; command the master"
+        if j is not None and j.type == "planar":
+            return f"joint '{name}' is planar: command its coordinates '{name}:u', '{name}:v', '{name}:rot'"
         if j is not None:
             return f"joint '{name}' is a {j.type} joint and cannot be commanded"
         return f"robot '{self.robot.name}' has no joint '{name}' (actuated joints: {self.actuated_joint_names})"
@@ -637,8 +634,8 @@ class PhysicsEngine:
     def _mimic_table(self) -> list[tuple[int, int, float, float]]:
         out = []
         for n in self.joint_names:
-            j = self.robot.joints[n]
-            if j.mimic is not None and j.mimic.joint in self._joint_index:
+            j = self._coordinates[n]
+            if j.is_scalar and j.mimic is not None and j.mimic.joint in self._joint_index:
                 out.append((self._joint_index[n], self._joint_index[j.mimic.joint], float(j.mimic.multiplier),
                             float(j.mimic.offset)))
         return out
@@ -668,7 +665,9 @@ class PhysicsEngine:
     def _initial_positions(self, overrides: Mapping[str, float] | None) -> np.ndarray:
         q = np.zeros(len(self.joint_names))
         for i, n in enumerate(self.joint_names):
-            j = self.robot.joints[n]
+            j = self._coordinates[n]
+            if not j.is_scalar:  # a planar joint's coordinates start at its origin
+                continue
             v = 0.0 if j.initial_position is None else float(j.initial_position)
             if j.type != "continuous" and j.limit is not None and j.limit.lower is not None \
                     and j.limit.upper is not None and j.limit.lower < j.limit.upper:
@@ -706,7 +705,8 @@ class PhysicsEngine:
         for name, v in values.items():
             i = self._joint_index.get(name)
             if i is None:
-                raise CommandError(f"{what}: robot '{self.robot.name}' has no scalar joint '{name}'")
+                raise CommandError(f"{what}: robot '{self.robot.name}' has no joint coordinate '{name}' "
+                                   f"(scalar joints and planar joints' <joint>:u|v|rot)")
             try:
                 f = float(v)
             except (TypeError, ValueError):
@@ -714,10 +714,10 @@ class PhysicsEngine:
             if not math.isfinite(f):
                 raise CommandError(f"{what}: value {f} for joint '{name}' is not finite")
             if check_mimic:
-                lim = self.robot.joints[name].limit
-                j = self.robot.joints[name]
-                if (j.type != "continuous" and j.mimic is None and lim is not None and lim.lower is not None
-                        and lim.upper is not None and lim.lower < lim.upper
+                j = self._coordinates[name]
+                lim = j.limit
+                if (j.is_scalar and j.type != "continuous" and j.mimic is None and lim is not None
+                        and lim.lower is not None and lim.upper is not None and lim.lower < lim.upper
                         and not lim.lower - RANGE_TOLERANCE <= f <= lim.upper + RANGE_TOLERANCE):
                     raise CommandError(f"{what}: position {f} of joint '{name}' is outside its range "
                                        f"[{lim.lower}, {lim.upper}]")
