@@ -70,6 +70,7 @@ class RosTestContext:
         rclpy.init(context=self.context)
         self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
         self.nodes: list[Any] = []
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._spin, daemon=True, name="ros-test-executor")
         self._thread.start()
 
@@ -77,7 +78,7 @@ class RosTestContext:
         from rclpy.executors import ExternalShutdownException
 
         with contextlib.suppress(ExternalShutdownException, KeyboardInterrupt):
-            while self.context.ok():
+            while self.context.ok() and not self._stop.is_set():
                 self.executor.spin_once(timeout_sec=0.05)
 
     def node(self, name: str, **kwargs: Any) -> Any:
@@ -93,16 +94,18 @@ class RosTestContext:
         return node
 
     def shutdown(self) -> None:
+        # Stop spinning before any node is destroyed, so no callback runs on a destroyed handle.
+        self._stop.set()
+        self._thread.join(timeout=5)
         for node in self.nodes:
             with contextlib.suppress(Exception):
                 self.executor.remove_node(node)
                 node.destroy_node()
         self.nodes.clear()
         with contextlib.suppress(Exception):
-            self.context.try_shutdown()
-        self._thread.join(timeout=5)
-        with contextlib.suppress(Exception):
             self.executor.shutdown(timeout_sec=1)
+        with contextlib.suppress(Exception):
+            self.context.try_shutdown()
 
 
 class NodeProcess:

@@ -1,0 +1,765 @@
+"""``ros2 run robot_core simulator``: a MuJoCo simulation of any URDF robot behind the topic-based hardware protocol.
+
+A thin rclpy adapter: physics is :class:`robot_core.physics.engine.PhysicsEngine`, command decoding is
+:mod:`robot_core.physics.command_protocol`, timing is :mod:`robot_core.physics.pacing`, tf edges are
+:mod:`robot_core.physics.link_transforms`.
+
+Threads: the rclpy executor (main thread) receives commands and service calls; one *simulation thread* owns the
+engine. Commands are decoded in the executor and queued; the simulation thread applies them between two steps.
+Services hand a job to the simulation thread and wait for it, so no lock is ever held across a physics step and
+a service cannot be starved by a simulation running as fast as possible. The streamed messages (states, /clock,
+/tf) are serialized once and then published as patched bytes (:mod:`robot_core.nodes.serialized_template`),
+which keeps a 1 kHz loop cheap.
+
+Parameters (node ``simulator``; read at start unless noted):
+
+====================================  ====================  =================================================
+``robot_description``                 string ""             URDF (or xacro) text, as robot_state_publisher takes
+``urdf_path``                         string ""             a .urdf / .xacro / .g file (used if the above is "")
+``robot_description_topic``           "/robot_description"  neither given: wait for the description on this
+                                                            topic (transient local); given: publish it there
+``publish_robot_description``         true                  publish the description we were given (latched)
+``package_dirs``                      string[] []           extra roots for ``package://`` (besides the ament
+                                                            index, AMENT_PREFIX_PATH and ROS_PACKAGE_PATH)
+``fixed_base``                        true                  weld the root link to the world (false: free base)
+``timestep``                          0.001                 physics step, s
+``real_time_factor``                  1.0                   simulated s per wall s; 0 = as fast as possible
+                                                            (can be changed while running)
+``publish_rate``                      250.0                 joint states, Hz of simulated time
+``clock_rate``                        1000.0                /clock, Hz of simulated time (at most every step)
+``publish_tf`` / ``tf_rate``          true / 100.0          /tf of the moving joints, Hz of simulated time
+``world_frame``                       "world"               parent frame of a floating base's root in /tf
+``status_rate``                       10.0                  ~/status, Hz of wall time; also the rate at which
+                                                            clock, states and tf are repeated while paused
+``joint_states_topic``                "/robot_joint_states"
+``joint_commands_topic``              "/robot_joint_commands"
+``start_paused``                      false
+``initial_positions.<joint>``         double                start (and reset) position of a joint; in YAML a
+                                                            map ``initial_positions: {joint1: 0.3}``
+``gains.<joint>.kp|kd|kv``            double                servo gains overriding the engine's tuned ones
+====================================  ====================  =================================================
+
+Topics: joint states (sensor_msgs/JointState, every scalar joint incl. mimic, URDF order, stamped with simulated
+time; reliable, keep-last 10, so both sensor-data (best-effort) and default subscribers connect); joint commands
+(sensor_msgs/JointState, reliable keep-last 10 -- upstream publishes reliable; protocol in command_protocol);
+``/clock`` (rosgraph_msgs/Clock, reliable keep-last 1, which also serves best-effort TimeSource subscribers);
+``/tf`` (tf2_msgs/TFMessage, one transform per non-fixed joint, parent link -> child link, plus world_frame ->
+root for a floating base); ``/tf_static`` (every fixed joint, transient local); the robot description
+(std_msgs/String, transient local); ``~/status`` (robot_core_interfaces/SimulatorStatus).
+
+Services: ``~/reset`` (ResetSimulation: back to t = 0 at the initial positions, updated by the given ones; clears
+commands and wrenches, every joint holds its reset position), ``~/pause``, ``~/resume`` (std_srvs/Trigger),
+``~/step`` (StepSimulation: only while paused; runs the steps as fast as possible, publishing on schedule, and
+answers when they are done), ``~/set_joint_state`` (SetJointState: teleport positions and/or velocities; the
+joints then hold there), ``~/apply_wrench`` (ApplyWrench: world-frame force/torque at a point of a link for a
+duration of simulated time, 0 = until replaced; a new wrench on the same link replaces the old one).
+
+A reset sets simulated time back to 0, as Gazebo's reset does; /clock jumps backwards. While paused, clock,
+states and tf are repeated (same stamp) at ``status_rate``, so a controller manager or spawner started against a
+paused simulator finds its first state and a valid time. Bad commands never stop the simulation: the message is
+dropped with a warning (throttled per reason) and the robot keeps its last commands. Exit code 0 on SIGINT or
+SIGTERM, 1 when the robot description or a parameter is unusable (the log says which).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+import traceback
+import warnings
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import TransformStamped
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import serialize_message
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from robot_core.model import RobotModel, RobotModelError, load_robot
+from robot_core.nodes.serialized_template import SerializedTemplate, sentinels
+from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
+from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine
+from robot_core.physics.link_transforms import LinkTransforms
+from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
+
+NODE_NAME = "simulator"
+BUILTIN_PARAMETERS = ("use_sim_time", "start_type_description_service")
+PARAMETER_PREFIXES = ("initial_positions.", "gains.", "qos_overrides.")
+
+STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
+COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
+CLOCK_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE)
+TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
+LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def _time_msg(ns: int) -> Time:
+    sec, nanosec = divmod(int(ns), 1_000_000_000)
+    return Time(sec=sec, nanosec=nanosec)
+
+
+def _duration_seconds(d: Any) -> float:
+    return float(d.sec) + float(d.nanosec) * 1e-9
+
+
+class _Job:
+    """Work handed to the simulation thread; the caller waits for ``done``."""
+
+    def __init__(self, fn: Callable[[], Any]):
+        self.fn = fn
+        self.done = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+class SimulatorNode(Node):
+    """The ``simulator`` node; see the module docstring for its parameters, topics and services."""
+
+    def __init__(self, **node_kwargs: Any):
+        super().__init__(NODE_NAME, automatically_declare_parameters_from_overrides=True, **node_kwargs)
+        self._log = self.get_logger()
+        p = self._read_parameters()
+        self.params = p
+        self.engine: PhysicsEngine | None = None
+        self.robot: RobotModel | None = None
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._jobs: deque[_Job] = deque()
+        self._commands: deque[JointCommand] = deque()
+        self._thread: threading.Thread | None = None
+        self._paused = bool(p["start_paused"])
+        self._meter = RtfMeter(window=1.0)
+        self._pacer = Pacer(p["real_time_factor"], sleep=self._wake.wait)
+        self._snapshot = (0, 0)  # (step_count, sim time ns), written by the simulation thread only
+        self._drops = DropReporter(self._log.warning)
+        self.ready = threading.Event()
+
+        self._js_pub = self.create_publisher(JointState, p["joint_states_topic"], STATE_QOS)
+        self._clock_pub = self.create_publisher(ClockMsg, "/clock", CLOCK_QOS)
+        self._tf_pub = self.create_publisher(_tf_message_type(), "/tf", TF_QOS) if p["publish_tf"] else None
+        self._tf_static_pub = (self.create_publisher(_tf_message_type(), "/tf_static", LATCHED_QOS)
+                               if p["publish_tf"] else None)
+        from robot_core_interfaces.msg import SimulatorStatus
+
+        self._status_pub = self.create_publisher(SimulatorStatus, "~/status", 10)
+        self._status_msg = SimulatorStatus()
+        self._cmd_sub = self.create_subscription(JointState, p["joint_commands_topic"], self._on_command, COMMAND_QOS)
+        self._make_services()
+        self._status_timer = self.create_timer(1.0 / p["status_rate"], self._publish_status,
+                                               clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._description_sub = None
+        self._description_pub = None
+
+        description, source = p["robot_description"], "parameter robot_description"
+        if not description and p["urdf_path"]:
+            description, source = p["urdf_path"], p["urdf_path"]
+        if description:
+            robot = self._load(description, source)
+            if p["publish_robot_description"]:
+                self._description_pub = self.create_publisher(String, p["robot_description_topic"], LATCHED_QOS)
+                self._description_pub.publish(String(data=robot.urdf_xml or _urdf_text(robot)))
+            self._start(robot)
+        else:
+            self._log.info(f"no robot_description or urdf_path parameter: waiting for the robot description on "
+                           f"'{p['robot_description_topic']}'")
+            self._description_sub = self.create_subscription(String, p["robot_description_topic"],
+                                                             self._on_description, LATCHED_QOS)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+    # ------------------------------------------------------------------ parameters
+    def _param(self, name: str, default: Any) -> Any:
+        if self.has_parameter(name):
+            return self.get_parameter(name).value
+        if isinstance(default, list):
+            return self.declare_parameter(name, default, ParameterDescriptor()).value or []
+        return self.declare_parameter(name, default).value
+
+    def _read_parameters(self) -> dict[str, Any]:
+        defaults: dict[str, Any] = {
+            "robot_description": "", "urdf_path": "", "robot_description_topic": "/robot_description",
+            "publish_robot_description": True, "package_dirs": [], "fixed_base": True, "timestep": 0.001,
+            "real_time_factor": 1.0, "publish_rate": 250.0, "clock_rate": 1000.0, "publish_tf": True,
+            "tf_rate": 100.0, "world_frame": "world", "status_rate": 10.0,
+            "joint_states_topic": "/robot_joint_states", "joint_commands_topic": "/robot_joint_commands",
+            "start_paused": False,
+        }
+        p: dict[str, Any] = {}
+        for name, default in defaults.items():
+            value = self._param(name, default)
+            try:
+                if isinstance(default, bool):
+                    if not isinstance(value, bool):
+                        raise TypeError
+                elif isinstance(default, float):
+                    value = float(value)
+                    if not math.isfinite(value):
+                        raise ValueError
+                elif isinstance(default, str):
+                    if not isinstance(value, str):
+                        raise TypeError
+                elif isinstance(default, list):
+                    value = [str(v) for v in (value or [])]
+            except (TypeError, ValueError):
+                raise ValueError(f"parameter '{name}' = {value!r} must be a {type(default).__name__}") from None
+            p[name] = value
+        positive = ("timestep", "publish_rate", "clock_rate", "tf_rate", "status_rate")
+        for name in positive:
+            if p[name] <= 0:
+                raise ValueError(f"parameter '{name}' = {p[name]} must be > 0")
+        if p["real_time_factor"] < 0:
+            raise ValueError(f"parameter 'real_time_factor' = {p['real_time_factor']} must be >= 0 "
+                             "(0 = as fast as possible)")
+        p["initial_positions"] = {k: self._number(f"initial_positions.{k}", v.value)
+                                  for k, v in self.get_parameters_by_prefix("initial_positions").items()}
+        gains: dict[str, dict[str, float]] = {}
+        for key, v in self.get_parameters_by_prefix("gains").items():
+            joint, _, gain = key.rpartition(".")
+            if not joint:
+                raise ValueError(f"parameter 'gains.{key}' must be named gains.<joint>.<kp|kd|kv>")
+            gains.setdefault(joint, {})[gain] = self._number(f"gains.{key}", v.value)
+        p["gains"] = gains
+        known = set(defaults) | set(BUILTIN_PARAMETERS)
+        for name in sorted(self._parameters):
+            if name not in known and not name.startswith(PARAMETER_PREFIXES):
+                self._log.warning(f"unknown parameter '{name}' is ignored (known: {', '.join(sorted(defaults))}, "
+                                  "initial_positions.<joint>, gains.<joint>.<kp|kd|kv>)")
+        return p
+
+    @staticmethod
+    def _number(name: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"parameter '{name}' = {value!r} must be a finite number")
+        return float(value)
+
+    def _on_set_parameters(self, params: list[Any]) -> SetParametersResult:
+        for prm in params:
+            if prm.name != "real_time_factor":
+                return SetParametersResult(successful=False,
+                                           reason=f"'{prm.name}' is read at start; only real_time_factor can change")
+            v = prm.value
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                return SetParametersResult(successful=False, reason=f"real_time_factor must be >= 0, got {v!r}")
+        for prm in params:
+            rtf = float(prm.value)
+            if self._thread is not None:
+                self._submit_nowait(lambda r=rtf: self._set_rtf(r))
+            else:
+                self._pacer.real_time_factor = rtf
+        return SetParametersResult(successful=True)
+
+    def _set_rtf(self, rtf: float) -> None:
+        self._pacer.real_time_factor = rtf
+        self._meter.clear()
+
+    # ------------------------------------------------------------------ start-up
+    def _load(self, description: str, source: str) -> RobotModel:
+        p = self.params
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            robot = load_robot(description, p["package_dirs"] or None, fixed_base=p["fixed_base"])
+        for w in caught:
+            self._log.warning(f"{source}: {w.message}")
+        return robot
+
+    def _on_description(self, msg: String) -> None:
+        if self.engine is not None:
+            self._log.warning("a new robot description arrived; the simulator keeps its robot (restart it to "
+                              "simulate another one)", throttle_duration_sec=10.0)
+            return
+        try:
+            robot = self._load(msg.data, f"topic {self.params['robot_description_topic']}")
+            self._start(robot)
+        except (RobotModelError, ValueError) as exc:
+            self._log.error(f"cannot simulate the robot description received on "
+                            f"'{self.params['robot_description_topic']}': {exc}")
+
+    def _start(self, robot: RobotModel) -> None:
+        p = self.params
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            engine = PhysicsEngine(robot, timestep=p["timestep"], fixed_base=p["fixed_base"],
+                                   initial_positions=p["initial_positions"] or None, gains=p["gains"] or None,
+                                   include_visuals=False)
+        for w in caught:
+            self._log.warning(str(w.message))
+        self.robot, self.engine = robot, engine
+        self._dt_ns = round(engine.timestep * 1e9)
+        self._paused_period = 1.0 / p["status_rate"]
+        self._protocol = JointCommandProtocol.for_robot(robot)
+        self._schedule = PublishSchedule(engine.timestep, {
+            "joint_states": p["publish_rate"], "clock": p["clock_rate"],
+            "tf": p["tf_rate"] if p["publish_tf"] else None,
+        }, max_steps=max(1, round(0.01 / engine.timestep)))
+        periods = self._schedule.periods
+        self._clock_period = periods["clock"]
+        self._states_period = periods["joint_states"]
+        self._tf_period = periods.get("tf", 0)
+        # Streamed messages are serialized once and then only their numbers are rewritten (see
+        # serialized_template); _set_stamp writes the stamp of all of them (simulation thread only).
+        self._js_tpl = _joint_state_template(engine.joint_names)
+        self._clock_tpl = _clock_template()
+        self._stamp_sec, self._stamp_nanosec = 0, 0
+        if p["publish_tf"]:
+            self._transforms = LinkTransforms(robot, engine.joint_names, engine.link_names,
+                                              None if engine.fixed_base else p["world_frame"])
+            self._tf_tpl = _tf_template(self._transforms.moving_edges)
+            self._publish_tf_static()
+        self._publish_all()
+        self._thread = threading.Thread(target=self._run, name="simulation", daemon=True)
+        self._thread.start()
+        self._log.info(
+            f"simulator ready: robot '{robot.name}' with {len(engine.joint_names)} joints "
+            f"({len(engine.actuated_joint_names)} actuated), {len(engine.link_names)} links, "
+            f"dt={engine.timestep:g} s, real_time_factor={self._pacer.real_time_factor:g}"
+            f"{', paused' if self._paused else ''}; states on '{p['joint_states_topic']}', commands on "
+            f"'{p['joint_commands_topic']}'")
+        self.ready.set()
+
+    # ------------------------------------------------------------------ simulation thread
+    def _run(self) -> None:
+        self._pacer.rebase(self._sim_seconds())
+        self._next_paused_publish = 0.0
+        while not self._stop.is_set():
+            try:
+                self._iterate()
+            except Exception:  # keep the node up; the robot is paused in a safe state
+                if self._stop.is_set() or not self.context.ok():
+                    break  # SIGINT/SIGTERM shut the context down under us: publishing fails, nothing is wrong
+                self._paused = True
+                self._log.error(f"simulation step failed; the simulation is paused:\n{traceback.format_exc()}")
+        self._stop.set()  # releases services waiting for a job
+
+    def _iterate(self) -> None:
+        """One pass of the simulation thread: run queued jobs, or idle while paused, or wait, or tick."""
+        if self._jobs:
+            self._run_jobs()
+            return
+        if self._paused:
+            # Keep clock and states flowing (same stamp) so late joiners -- a controller manager waiting for
+            # its first state, a spawner waiting for time -- work against a paused simulation.
+            now = time.monotonic()
+            if now >= self._next_paused_publish:
+                self._publish_all()
+                self._next_paused_publish = now + self._paused_period
+            self._wake.wait(min(0.1, max(0.0, self._next_paused_publish - now)))
+            self._wake.clear()
+            return
+        ahead = self._pacer.remaining(self._sim_seconds())
+        if ahead > 0.0:
+            self._wake.wait(ahead)
+            self._wake.clear()
+            return
+        self._tick()
+        self._meter.sample(self._sim_seconds())
+
+    def _sim_seconds(self) -> float:
+        return self._snapshot[1] * 1e-9
+
+    def _run_jobs(self) -> None:
+        while self._jobs:
+            job = self._jobs.popleft()
+            try:
+                job.result = job.fn()
+            except BaseException as exc:  # handed back to the waiting service
+                job.error = exc
+            job.done.set()
+
+    def _submit_nowait(self, fn: Callable[[], Any]) -> _Job:
+        job = _Job(fn)
+        self._jobs.append(job)
+        self._wake.set()
+        return job
+
+    def _call(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` on the simulation thread between two ticks and return its result."""
+        if self._thread is None or not self._thread.is_alive():
+            raise RuntimeError("the simulation is not running yet (no robot description)")
+        job = self._submit_nowait(fn)
+        while not job.done.wait(0.1):
+            if self._stop.is_set():
+                raise RuntimeError("the simulator is shutting down")
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    def _apply_commands(self) -> None:
+        engine = self.engine
+        while self._commands:
+            cmd = self._commands.popleft()
+            try:
+                cmd.apply(engine)
+            except CommandError as exc:  # validated already; the engine may still refuse (e.g. limits)
+                self._drops.report(str(exc))
+
+    def _tick(self, max_steps: int | None = None) -> int:
+        """Apply queued commands, step until the next output is due, publish what is due; returns the steps run.
+        Runs at up to 1 kHz, so publishing only patches numbers into pre-serialized messages."""
+        engine = self.engine
+        if self._commands:
+            self._apply_commands()
+        count = engine.step_count
+        n = self._schedule.steps_to_next(count)
+        if max_steps is not None and max_steps < n:
+            n = max_steps
+        try:
+            engine.step(n)
+        except PhysicsDivergedError as exc:
+            self._log.error(str(exc))
+            self._commands.clear()
+            self._after_jump()
+            return n
+        count += n
+        ns = count * self._dt_ns
+        self._snapshot = (count, ns)
+        clock, states, tf = self._clock_period, self._states_period, self._tf_period
+        if (count % clock == 0) or (count % states == 0) or (tf and count % tf == 0):
+            self._set_stamp(ns)
+            if count % clock == 0:
+                self._publish_clock()
+            if count % states == 0:
+                self._publish_joint_states()
+            if tf and count % tf == 0:
+                self._publish_tf()
+        return n
+
+    def _set_stamp(self, ns: int) -> None:
+        """The stamp of what is published next; each publisher writes it into its template."""
+        self._stamp_sec, self._stamp_nanosec = divmod(ns, 1_000_000_000)
+
+    def _publish_clock(self) -> None:
+        tpl = self._clock_tpl
+        tpl.set("sec", self._stamp_sec)
+        tpl.set("nanosec", self._stamp_nanosec)
+        self._clock_pub.publish(tpl.tobytes())
+
+    def _after_jump(self) -> None:
+        """Simulated time or state changed outside the normal flow: re-anchor and tell everyone."""
+        engine = self.engine
+        self._snapshot = (engine.step_count, engine.step_count * self._dt_ns)
+        self._pacer.rebase(self._sim_seconds())
+        self._meter.clear()
+        self._publish_all()
+
+    # ------------------------------------------------------------------ publishing
+    def _publish_all(self) -> None:
+        """Clock, states and tf at the current time, whatever the schedule says."""
+        self._set_stamp(self.engine.step_count * self._dt_ns)
+        self._publish_clock()
+        self._publish_joint_states()
+        if self._tf_period:
+            self._publish_tf()
+
+    def _publish_unpublished(self) -> None:
+        """After single-stepping: make the final state visible even if no output was due at this step."""
+        count, ns = self._snapshot
+        self._set_stamp(ns)
+        if count % self._clock_period:
+            self._publish_clock()
+        if count % self._states_period:
+            self._publish_joint_states()
+        if self._tf_period and count % self._tf_period:
+            self._publish_tf()
+
+    def _publish_joint_states(self) -> None:
+        engine, tpl = self.engine, self._js_tpl
+        tpl.set("sec", self._stamp_sec)
+        tpl.set("nanosec", self._stamp_nanosec)
+        tpl.set("position", engine.positions())
+        tpl.set("velocity", engine.velocities())
+        tpl.set("effort", engine.efforts())
+        self._js_pub.publish(tpl.tobytes())
+
+    def _publish_tf(self) -> None:
+        tfs, engine, tpl = self._transforms, self.engine, self._tf_tpl
+        trans, quat = tfs.moving(engine.positions(), engine.link_pose_array() if tfs.needs_poses else None)
+        tpl.set("sec", self._stamp_sec)
+        tpl.set("nanosec", self._stamp_nanosec)
+        tpl.set("translation", trans.reshape(-1))
+        tpl.set("rotation", quat.reshape(-1))
+        self._tf_pub.publish(tpl.tobytes())
+
+    def _publish_tf_static(self) -> None:
+        stamp = _time_msg(0)
+        out = []
+        for s in self._transforms.static:
+            tf = _transform(s.parent, s.child)
+            tf.header.stamp = stamp
+            tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = \
+                (float(v) for v in s.translation)
+            r = tf.transform.rotation
+            r.x, r.y, r.z, r.w = (float(v) for v in s.rotation)
+            out.append(tf)
+        self._tf_static_pub.publish(_tf_message_type()(transforms=out))
+
+    def _publish_status(self) -> None:
+        if self.engine is None:
+            return
+        count, ns = self._snapshot
+        msg = self._status_msg
+        msg.sim_time = _time_msg(ns)
+        msg.step_count = int(count)
+        try:
+            msg.real_time_factor = 0.0 if self._paused else float(self._meter.value)
+        except IndexError:  # the simulation thread trimmed the window meanwhile
+            msg.real_time_factor = 0.0
+        msg.target_real_time_factor = float(self._pacer.real_time_factor)
+        msg.paused = bool(self._paused)
+        self._status_pub.publish(msg)
+
+    # ------------------------------------------------------------------ commands
+    def _on_command(self, msg: JointState) -> None:
+        if self.engine is None:
+            return
+        try:
+            cmd = self._protocol.parse(msg.name, msg.position, msg.velocity, msg.effort)
+        except CommandRejectedError as exc:
+            self._drops.report(f"{exc} (message on '{self.params['joint_commands_topic']}' ignored)")
+            return
+        if cmd.groups():
+            self._commands.append(cmd)
+
+    # ------------------------------------------------------------------ services
+    def _make_services(self) -> None:
+        from robot_core_interfaces.srv import ApplyWrench, ResetSimulation, SetJointState, StepSimulation
+
+        self.create_service(ResetSimulation, "~/reset", self._srv_reset)
+        self.create_service(Trigger, "~/pause", self._srv_pause)
+        self.create_service(Trigger, "~/resume", self._srv_resume)
+        self.create_service(StepSimulation, "~/step", self._srv_step)
+        self.create_service(SetJointState, "~/set_joint_state", self._srv_set_joint_state)
+        self.create_service(ApplyWrench, "~/apply_wrench", self._srv_apply_wrench)
+
+    def _answer(self, response: Any, fn: Callable[[], str], what: str) -> Any:
+        """Run a service body on the simulation thread; errors become success=false with the reason."""
+        try:
+            response.message = self._call(fn) or ""
+            response.success = True
+        except (CommandError, ValueError, RuntimeError) as exc:
+            response.success = False
+            response.message = str(exc)
+            self._log.warning(f"{what} refused: {exc}")
+        except Exception as exc:  # a bug must not take the simulator down; say so loudly
+            response.success = False
+            response.message = f"internal error: {exc!r}"
+            self._log.error(f"{what} failed:\n{traceback.format_exc()}")
+        return response
+
+    def _srv_reset(self, request: Any, response: Any) -> Any:
+        names, positions = list(request.joint_names), list(request.positions)
+
+        def reset() -> str:
+            if len(names) != len(positions):
+                raise ValueError(f"reset: {len(positions)} positions for {len(names)} joint_names")
+            self.engine.reset(dict(zip(names, positions, strict=True)) or None)
+            self._commands.clear()
+            self._after_jump()
+            return f"reset to t=0{' with ' + ', '.join(names) + ' set' if names else ''}"
+
+        return self._answer(response, reset, "reset")
+
+    def _srv_pause(self, request: Any, response: Any) -> Any:
+        def pause() -> str:
+            was = self._paused
+            self._paused = True
+            self._meter.clear()
+            return "already paused" if was else f"paused at t={self._sim_seconds():.6f} s"
+
+        return self._answer(response, pause, "pause")
+
+    def _srv_resume(self, request: Any, response: Any) -> Any:
+        def resume() -> str:
+            was = self._paused
+            self._paused = False
+            self._pacer.rebase(self._sim_seconds())
+            self._meter.clear()
+            return f"resumed at t={self._sim_seconds():.6f} s" if was else "already running"
+
+        return self._answer(response, resume, "resume")
+
+    def _srv_step(self, request: Any, response: Any) -> Any:
+        steps = int(request.steps)
+
+        def step() -> str:
+            if not self._paused:
+                raise RuntimeError("step is only allowed while paused (call ~/pause first)")
+            left = steps
+            while left > 0 and not self._stop.is_set():
+                left -= self._tick(max_steps=left)
+            self._publish_unpublished()
+            return f"stepped {steps - left} steps"
+
+        self._answer(response, step, "step")
+        count, ns = self._snapshot
+        response.step_count = int(count)
+        response.sim_time = _time_msg(ns)
+        return response
+
+    def _srv_set_joint_state(self, request: Any, response: Any) -> Any:
+        st = request.state
+        names, pos, vel = list(st.name), list(st.position), list(st.velocity)
+
+        def set_state() -> str:
+            for label, values in (("position", pos), ("velocity", vel)):
+                if values and len(values) != len(names):
+                    raise ValueError(f"set_joint_state: {label} has {len(values)} values for {len(names)} names")
+            if not pos and not vel:
+                raise ValueError("set_joint_state: give positions and/or velocities")
+            self.engine.set_joint_state(dict(zip(names, pos, strict=True)) if pos else {},
+                                        dict(zip(names, vel, strict=True)) if vel else None)
+            self._after_jump()
+            extra = " (effort ignored)" if len(st.effort) else ""
+            return f"set {len(names)} joints{extra}"
+
+        return self._answer(response, set_state, "set_joint_state")
+
+    def _srv_apply_wrench(self, request: Any, response: Any) -> Any:
+        link = request.link_name
+        w = request.wrench
+        force = (w.force.x, w.force.y, w.force.z)
+        torque = (w.torque.x, w.torque.y, w.torque.z)
+        point = (request.reference_point.x, request.reference_point.y, request.reference_point.z)
+        duration = _duration_seconds(request.duration)
+
+        def apply() -> str:
+            self.engine.apply_wrench(link, force, torque, point, duration or None)
+            return f"wrench on '{link}' " + (f"for {duration:g} s" if duration else "until replaced")
+
+        return self._answer(response, apply, "apply_wrench")
+
+    # ------------------------------------------------------------------ shutdown
+    def shutdown(self) -> None:
+        """Stop the simulation thread (idempotent)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5.0)
+
+
+def _tf_message_type() -> Any:
+    from tf2_msgs.msg import TFMessage
+
+    return TFMessage
+
+
+def _transform(parent: str, child: str) -> TransformStamped:
+    tf = TransformStamped()
+    tf.header.frame_id = parent
+    tf.child_frame_id = child
+    tf.transform.rotation.w = 1.0
+    return tf
+
+
+def _stamped_template(msg: Any, stamps: list[Any], groups: dict[str, np.ndarray], salt: int) -> SerializedTemplate:
+    """Serialize ``msg`` whose ``stamps`` (Time objects inside it) and numeric ``groups`` already hold
+    sentinels, and locate them: stamps become the groups "sec" and "nanosec"."""
+    sec = sentinels(len(stamps), "int32", salt=salt + 1)
+    nanosec = sentinels(len(stamps), "uint32", salt=salt + 2)
+    for st, s_, n_ in zip(stamps, sec.tolist(), nanosec.tolist(), strict=True):
+        st.sec, st.nanosec = s_, n_
+    tpl = SerializedTemplate(serialize_message(msg))
+    tpl.add_field("sec", sec)
+    tpl.add_field("nanosec", nanosec)
+    for name, values in groups.items():
+        tpl.add_field(name, values)
+    tpl.set("sec", 0)
+    tpl.set("nanosec", 0)
+    return tpl
+
+
+def _retrying(build: Callable[[int], SerializedTemplate]) -> SerializedTemplate:
+    """A sentinel may, very rarely, also occur elsewhere in the bytes: then try other sentinels."""
+    for attempt in range(8):
+        try:
+            return build(100 * attempt)
+        except ValueError:
+            if attempt == 7:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _joint_state_template(names: list[str]) -> SerializedTemplate:
+    def build(salt: int) -> SerializedTemplate:
+        n = len(names)
+        groups = {f: sentinels(n, "float64", salt=salt + 3 + k)
+                  for k, f in enumerate(("position", "velocity", "effort"))}
+        msg = JointState(name=list(names), position=groups["position"].tolist(),
+                         velocity=groups["velocity"].tolist(), effort=groups["effort"].tolist())
+        return _stamped_template(msg, [msg.header.stamp], groups, salt)
+
+    return _retrying(build)
+
+
+def _clock_template() -> SerializedTemplate:
+    def build(salt: int) -> SerializedTemplate:
+        msg = ClockMsg()
+        return _stamped_template(msg, [msg.clock], {}, salt)
+
+    return _retrying(build)
+
+
+def _tf_template(edges: list[tuple[str, str]]) -> SerializedTemplate:
+    def build(salt: int) -> SerializedTemplate:
+        m = len(edges)
+        translation = sentinels(3 * m, "float64", salt=salt + 10)
+        rotation = sentinels(4 * m, "float64", salt=salt + 11)
+        transforms = [_transform(parent, child) for parent, child in edges]
+        for k, tf in enumerate(transforms):
+            t, r = tf.transform.translation, tf.transform.rotation
+            t.x, t.y, t.z = translation[3 * k: 3 * k + 3].tolist()
+            r.x, r.y, r.z, r.w = rotation[4 * k: 4 * k + 4].tolist()
+        msg = _tf_message_type()(transforms=transforms)
+        return _stamped_template(msg, [tf.header.stamp for tf in transforms],
+                                 {"translation": translation, "rotation": rotation}, salt)
+
+    return _retrying(build)
+
+
+def _urdf_text(robot: RobotModel) -> str:
+    from robot_core.model.urdf_writer import write_urdf
+
+    return write_urdf(robot)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Console script entry point; exit code 0 on SIGINT/SIGTERM, 1 when the robot cannot be simulated."""
+    rclpy.init(args=args)
+    node: SimulatorNode | None = None
+    code = 0
+    try:
+        executor = SingleThreadedExecutor()
+        node = SimulatorNode()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (RobotModelError, CommandError, ValueError, OSError) as exc:
+        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start the simulator: {exc}")
+        code = 1
+    except Exception:
+        if rclpy.ok():
+            raise
+        # a signal shut the context down while we were still starting: a normal, quiet exit
+    finally:
+        if node is not None:
+            node.shutdown()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""The topic-based joint command protocol, decoded without ROS: one JointState-shaped message -> joint commands.
+
+The simulator node hands every message it receives on its commands topic to :meth:`JointCommandProtocol.parse`
+and applies the result between two physics steps. Keeping the decoding here means every rule below is unit
+tested without DDS, and the node stays a thin adapter.
+
+Rules (a message is ``name`` plus ``position`` / ``velocity`` / ``effort`` arrays):
+
+* Joints are matched by name; a message may carry any subset of the robot's joints, in any order. A joint that
+  is not in the message keeps its last command.
+* Each array is either empty (no such command in this message), as long as ``name`` (one value per joint), or
+  -- upstream ``topic_based_ros2_control``'s layout -- as long as the number of named joints whose
+  ``<ros2_control>`` block declares that command interface, holding their values in ``name`` order (e.g. the
+  rc_arm's gripper has a position but no velocity interface, so ``velocity`` is one shorter than ``name``).
+* NaN means "not commanded" (what ros2_control leaves in a command interface no controller claimed); it is
+  skipped for that joint and field. +-inf is an error.
+* Per joint, a finite position makes it position servoed, else a finite velocity makes it velocity servoed,
+  else a finite effort makes it effort driven. The joint's other finite values act as feed-forwards of that
+  servo (velocity and effort for position, effort for velocity), as in Isaac Sim's drives that receive both
+  targets. A joint whose values are all NaN keeps its last command.
+* Mimic joints may be named (upstream lists them); their values are ignored because they follow their master.
+* Anything else -- an unknown or fixed joint, a joint named twice, an array of another length, an infinite
+  value -- rejects the *whole* message with :class:`CommandRejectedError` whose text names the joint or field at
+  fault; nothing of it is applied and the robot keeps doing what it did.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_core.model.robot_model import RobotModel
+
+FIELDS = ("position", "velocity", "effort")
+
+
+class CommandRejectedError(ValueError):
+    """A command message that is dropped as a whole; the text says why."""
+
+
+@dataclass(frozen=True)
+class CommandGroup:
+    """Joints that obey the same kind of command; feed-forward arrays are zeros where none was given."""
+
+    names: tuple[str, ...]
+    positions: np.ndarray | None = None
+    velocities: np.ndarray | None = None
+    efforts: np.ndarray | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.names)
+
+
+@dataclass(frozen=True)
+class JointCommand:
+    """One decoded message: at most one group per command mode (empty groups are falsy)."""
+
+    position: CommandGroup
+    velocity: CommandGroup
+    effort: CommandGroup
+
+    def groups(self) -> list[CommandGroup]:
+        return [g for g in (self.position, self.velocity, self.effort) if g]
+
+    @property
+    def joint_names(self) -> list[str]:
+        return [n for g in self.groups() for n in g.names]
+
+    def apply(self, engine) -> None:
+        """Send to a :class:`robot_core.physics.engine.PhysicsEngine` (or anything with ``set_commands``)."""
+        for g in self.groups():
+            engine.set_commands(list(g.names), g.positions, g.velocities, g.efforts)
+
+
+EMPTY_GROUP = CommandGroup(())
+
+
+def _short_list(names: Sequence[str], limit: int = 12) -> str:
+    shown = ", ".join(names[:limit])
+    return f"[{shown}{', ...' if len(names) > limit else ''}]"
+
+
+class JointCommandProtocol:
+    """Decoder of joint command messages for one robot.
+
+    Args:
+        actuated: joints that accept commands.
+        mimic: joints that may be named but whose values are ignored.
+        command_interfaces: joint -> command interfaces its ``<ros2_control>`` block declares; enables the
+            packed (upstream) array layout. None: only the one-value-per-joint layout is accepted.
+    """
+
+    def __init__(self, actuated: Iterable[str], mimic: Iterable[str] = (),
+                 command_interfaces: Mapping[str, Iterable[str]] | None = None):
+        self.actuated = list(actuated)
+        self._actuated = set(self.actuated)
+        self._mimic = set(mimic)
+        self._interfaces = ({j: frozenset(v) for j, v in command_interfaces.items()}
+                            if command_interfaces is not None else None)
+
+    @classmethod
+    def for_robot(cls, robot: RobotModel) -> JointCommandProtocol:
+        """From a RobotModel: its actuated and mimic joints and the command interfaces of its ros2_control."""
+        mimic = [j.name for j in robot.joints.values() if j.is_scalar and j.mimic is not None]
+        interfaces: dict[str, set[str]] | None = None
+        if robot.ros2_control:
+            interfaces = {}
+            for block in robot.ros2_control:
+                for joint in block.joints:
+                    interfaces.setdefault(joint.name, set()).update(i.name for i in joint.command_interfaces)
+        return cls(robot.actuated_joint_names(), mimic, interfaces)
+
+    def _check_names(self, names: Sequence[str]) -> None:
+        seen: set[str] = set()
+        for name in names:
+            if name not in self._actuated and name not in self._mimic:
+                raise CommandRejectedError(f"unknown joint '{name}' (commandable joints: {_short_list(self.actuated)})")
+            if name in seen:
+                raise CommandRejectedError(f"joint '{name}' is named twice")
+            seen.add(name)
+
+    def _layout(self, field: str, size: int, names: Sequence[str]) -> np.ndarray | None:
+        """Index into ``names`` of each value of ``field`` (None: the field is absent)."""
+        n = len(names)
+        if size == 0:
+            return None
+        if size == n:
+            return np.arange(n)
+        if self._interfaces is not None:
+            owners = [k for k, nm in enumerate(names) if field in self._interfaces.get(nm, ())]
+            if size == len(owners):
+                return np.asarray(owners, dtype=int)
+            expected = f"0, {n} (one per joint) or {len(owners)} (one per named joint with a {field} interface)"
+        else:
+            expected = f"0 or {n} (one per joint)"
+        raise CommandRejectedError(f"'{field}' has {size} values for {n} joints {_short_list(list(names))}; "
+                              f"expected {expected}")
+
+    def parse(self, names: Sequence[str], position: Sequence[float] = (), velocity: Sequence[float] = (),
+              effort: Sequence[float] = ()) -> JointCommand:
+        """Decode one message; raises :class:`CommandRejectedError` (nothing applied) naming what is wrong."""
+        names = list(names)
+        self._check_names(names)
+        n = len(names)
+        table = np.full((3, n), np.nan)
+        for row, (field, values) in enumerate(zip(FIELDS, (position, velocity, effort), strict=True)):
+            arr = np.asarray(values, dtype=float).reshape(-1)
+            where = self._layout(field, arr.size, names)
+            if where is None:
+                continue
+            inf = np.isinf(arr)
+            if inf.any():
+                k = int(np.flatnonzero(inf)[0])
+                raise CommandRejectedError(f"'{field}' of joint '{names[where[k]]}' is {arr[k]}, not a finite number")
+            table[row, where] = arr
+        keep = np.array([nm in self._actuated for nm in names], dtype=bool)
+        given = np.isfinite(table)
+        pos = keep & given[0]
+        vel = keep & ~given[0] & given[1]
+        eff = keep & ~given[0] & ~given[1] & given[2]
+        ff = np.where(given, table, 0.0)
+
+        def group(mask: np.ndarray, rows: tuple[int, ...]) -> CommandGroup:
+            if not mask.any():
+                return EMPTY_GROUP
+            arrays: list[np.ndarray | None] = [None, None, None]
+            for r in rows:
+                arrays[r] = ff[r, mask].copy()
+            return CommandGroup(tuple(nm for nm, m in zip(names, mask, strict=True) if m), *arrays)
+
+        return JointCommand(group(pos, (0, 1, 2)), group(vel, (1, 2)), group(eff, (2,)))
+
+
+class DropReporter:
+    """Throttles the warnings about dropped command messages, per reason: the first drop for a reason is
+    logged at once, repeats of it at most once per ``period`` seconds, saying how many were dropped in between.
+    A flood of one bad message cannot flood the log, a different problem is still reported at once, and no
+    drop goes unmentioned."""
+
+    MAX_REASONS = 256
+
+    def __init__(self, log: Callable[[str], None], period: float = 2.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self._log = log
+        self._period = period
+        self._clock = clock
+        self._last: dict[str, tuple[float, int]] = {}  # reason -> (time logged, drops suppressed since)
+        self.dropped = 0
+
+    def report(self, reason: str) -> bool:
+        """Count one dropped message; returns True when a warning was logged for it."""
+        self.dropped += 1
+        now = self._clock()
+        last = self._last.get(reason)
+        if last is not None and now - last[0] < self._period:
+            self._last[reason] = (last[0], last[1] + 1)
+            return False
+        extra = f" ({last[1]} more dropped for this reason since)" if last is not None and last[1] else ""
+        self._log(f"dropped joint command: {reason}{extra}")
+        if len(self._last) >= self.MAX_REASONS:
+            self._last.clear()
+        self._last[reason] = (now, 0)
+        return True
