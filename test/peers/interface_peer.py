@@ -1,14 +1,17 @@
 """A separate-process ROS 2 peer for the foundation tests: it serves and echoes our interfaces.
 
-- action  /peer/follow_joint_trajectory  (control_msgs/action/FollowJointTrajectory): publishes
-  one feedback per trajectory point, then succeeds with error_code SUCCESSFUL, or rejects goals
-  whose trajectory has no points.
+- action  /peer/follow_joint_trajectory  (control_msgs/action/FollowJointTrajectory): "executes"
+  each trajectory point for 50 ms, publishing feedback for it every 10 ms (a late-matching
+  feedback subscription still sees every point), then succeeds with error_code SUCCESSFUL; goals
+  whose trajectory has no points are rejected.
 - service /peer/switch_controller (controller_manager_msgs/srv/SwitchController): ok when the
   activate and deactivate lists do not overlap, message says what it did.
 - topic   /peer/tf_in -> /peer/tf_out (tf2_msgs/msg/TFMessage): every transform echoed with the
   child frame renamed "<child>_echo".
 - service /peer/step (robot_core_interfaces/srv/StepSimulation): counts steps.
 """
+
+import time
 
 import rclpy
 from control_msgs.action import FollowJointTrajectory
@@ -45,7 +48,9 @@ class InterfacePeer(Node):
             fb.joint_names = list(handle.request.trajectory.joint_names)
             fb.desired = point
             fb.index = i
-            handle.publish_feedback(fb)
+            for _ in range(5):
+                handle.publish_feedback(fb)
+                time.sleep(0.01)
         handle.succeed()
         result = FollowJointTrajectory.Result()
         result.error_code = FollowJointTrajectory.Result.SUCCESSFUL
