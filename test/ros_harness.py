@@ -22,12 +22,36 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 
 
+_DOMAIN_LOCK = None  # held open for the whole session: the lock is the reservation
+
+
+def _reserve_domain() -> int:
+    """Reserve a ROS domain id no other test session on this machine holds (flock on a file per id).
+
+    Fast DDS maps domain d to ports 7400 + 250 * d; ids above ~100 run out of port range when many
+    participants exist, so pick from 1..100, starting at a pid-derived id to spread sessions out.
+    """
+    global _DOMAIN_LOCK
+    import fcntl
+
+    start = os.getpid() % 100
+    for k in range(100):
+        domain = 1 + (start + k) % 100
+        f = open(os.path.join(tempfile.gettempdir(), f"robot_core_ros_domain_{domain}.lock"), "w")  # noqa: SIM115
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            continue
+        _DOMAIN_LOCK = f
+        return domain
+    raise RuntimeError("no free ROS domain id in 1..100: too many test sessions on this machine")
+
+
 def isolate_ros_environment() -> int:
     """Give this test session a domain of its own; children inherit it through os.environ."""
     if "ROBOT_CORE_TEST_DOMAIN" not in os.environ:
-        # Fast DDS maps a domain to ports 7400 + 250 * id; ids above 101 overflow the port range
-        # when many participants run, so pick from 1..100 by pid to keep parallel sessions apart.
-        os.environ["ROBOT_CORE_TEST_DOMAIN"] = str(1 + os.getpid() % 100)
+        os.environ["ROBOT_CORE_TEST_DOMAIN"] = str(_reserve_domain())
     os.environ["ROS_DOMAIN_ID"] = os.environ["ROBOT_CORE_TEST_DOMAIN"]
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     os.environ.pop("ROS_STATIC_PEERS", None)

@@ -1,0 +1,714 @@
+"""``ros2 run robot_core rbc``: the Robot Body Coupler node, a thin rclpy adapter over robot_core.rbc.Coupler.
+
+It reads the robot's URDF, builds the coupler from the ``<rbc>`` tags, subscribes to every state topic once,
+publishes every cmd topic once per cycle, exposes the middle layer (aggregated per-var topics, get/set
+services) and creates reachers/extenders at run time, each as its own node (robot_core.nodes.rbc_instance_node).
+
+Parameters (node ``rbc``; read at start):
+
+=============================  ====================  ========================================================
+``robot_description``          string ""             URDF (or xacro) text
+``urdf_path``                  string ""             URDF / xacro / .g file, used when the above is ""
+``robot_description_topic``    "/robot_description"  neither given: wait for the URDF there (transient local)
+``package_dirs``               string[] []           extra roots for ``package://``
+``rate``                       100.0                 coupler cycle, Hz of steady (wall) time
+``stale_timeout``              0.5                   s without an update after which a state var is stale
+``stale_as_nan``               true                  stale values are NaN in the ``~/<var>`` outputs
+``publish_state_on_message``   true                  publish the ``~/<var>`` outputs fed by a state topic as
+                                                     soon as a message arrives (lowest latency); the cycle
+                                                     then repeats a state output only when no message
+                                                     refreshed it for 1/``heartbeat_rate`` s (so a dead
+                                                     driver's NaNs still show); false: every output once
+                                                     per cycle. Outputs of cmd vars go out every cycle.
+``heartbeat_rate``             10.0                  see above, Hz
+``joint_state_match``          "auto"                JointState states by joint name ("index": by tag index)
+``position_vars``              ["q_ref:q"]           position-reference cmd vars and their measured state
+                                                     var ("cmd:state"); reachers add increments to them
+``max_position_lead``          0.1                   clip of a position reference around the measurement
+                                                     (<= 0: no clip)
+``output_rate``                50.0                  Hz of reacher/extender outputs (wrenches, /tf)
+``feedback_rate``              20.0                  Hz of action feedback
+``apply_wrench_service``       "/simulator/apply_wrench"  ContactSimulation in mode 'service' calls this
+``instance_threads``           16                    threads of the instance executor (a running goal
+                                                     holds one)
+``preload_kinematics``         true                  build the kinematics model at start (in the
+                                                     background) instead of at the first VF/CS/TC use
+=============================  ====================  ========================================================
+
+Coupler time is steady (wall) time: staleness, reacher dt and goal timeouts are wall seconds, so a paused or
+dead driver makes vars stale instead of freezing time. Every stamp the node writes comes from the node clock
+(sim time with ``use_sim_time``), whether an output goes out on message arrival or in the cycle.
+
+Topics: every cmd topic of the tags (an assembled message per topic per cycle, **only once a var of that topic
+has been written** by a reacher or a user, so an idle coupler never fights a controller; afterwards the
+topic is published every cycle: written values are held, position references of never-written joints take
+their measured position, never-written velocity-like vars stay ``init``); every state topic (subscribed
+once, best-effort so any publisher matches); ``~/<var>`` for every var name (sensor_msgs/JointState over all
+joints having the var, values in ``position``, NaN when stale); ``~/<var>/cmd`` for every cmd var
+(sensor_msgs/JointState by name, values from the first non-empty of position / velocity / effort; a bad
+message is logged and ignored); ``~/stale`` (std_msgs/String, JSON ``{"stale_topics": [...], "stale_vars":
+["joint/var", ...]}``, transient local, on change); ``/tf`` (contact frames of CS/TC instances).
+
+Services: ``~/get_vars`` (robot_core_interfaces/GetVars; empty lists = all, stale flags per value),
+``~/set_vars`` (SetVars; cmd vars only, all or nothing), ``~/l2_ctrl`` (L2Control: ``create_re`` with
+``data`` = JR / VF / CS / TC (or JointReacher, VectorField, ContactSimulation, TouchContact) and ``name`` =
+the instance = its node name; ``destroy_re``; ``list_re``, ``data: types`` lists the creatable types),
+``~/release`` (std_srvs/Trigger: stop publishing cmd topics until a var is written again).
+
+Start-up errors (no URDF, bad ``<rbc>`` tags naming joint, var and field, no tags at all) are logged and the
+process exits with code 2: the coupler cannot run without a valid coupling. At run time nothing a user sends
+(bad service requests, goals, parameters, command messages) stops the node; it answers with the reason. On
+shutdown every reacher is cancelled and one last cycle is published, so velocity commands end at zero and
+position references hold.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import json
+import math
+import signal
+import sys
+import threading
+import time
+import warnings
+from typing import Any
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.client import Client
+from rclpy.clock import Clock, ClockType
+from rclpy.duration import Duration as RclDuration
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from rclpy.validate_node_name import validate_node_name
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from robot_core.model import RobotModel, RobotModelError, load_robot
+from robot_core.nodes.rbc_instance_node import InstanceNode
+from robot_core.nodes.rbc_messages import SelectionError, apply_wrench_request, expand_selection, joint_state_values
+from robot_core.rbc.coupler import Coupler
+from robot_core.rbc.errors import RbcConfigError, RbcError
+from robot_core.rbc.instance import ACTIVE
+
+NODE_NAME = "rbc"
+EXIT_CONFIG_ERROR = 2
+STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
+OUTPUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
+LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
+RETIRE_GRACE = 1.0  # s a destroyed instance's node lives on so its aborted goals' results reach the clients
+NEVER_WARN_AFTER = 5.0  # s after start before a state topic that never spoke is reported
+STALE_EVENT = " is stale (no update for "  # the core's stale-var events; summarised per topic instead
+
+DEFAULTS: dict[str, Any] = {
+    "robot_description": "", "urdf_path": "", "robot_description_topic": "/robot_description",
+    "package_dirs": [], "rate": 100.0, "stale_timeout": 0.5, "stale_as_nan": True,
+    "publish_state_on_message": True, "joint_state_match": "auto", "position_vars": ["q_ref:q"],
+    "max_position_lead": 0.1, "output_rate": 50.0, "feedback_rate": 20.0,
+    "apply_wrench_service": "/simulator/apply_wrench", "instance_threads": 16, "preload_kinematics": True,
+    "heartbeat_rate": 10.0,
+}
+
+
+class AggregateOutput:
+    """``~/<var>``: one reused JointState over every joint having the var, values in ``position``.
+
+    Same content as ``Coupler.aggregate_joint_state`` (NaN for stale values when ``stale_as_nan``), built from
+    the table's entries directly: about seven times cheaper per message, which matters at kHz input rates.
+    ``fill`` runs under the coupler's lock, ``publish`` outside it (both in the coupler's executor thread).
+    """
+
+    __slots__ = ("entries", "has_cmd", "last_publish", "msg", "pub", "stale_as_nan")
+
+    def __init__(self, entries: list[Any], pub: Any, stale_as_nan: bool):
+        self.entries = entries
+        self.pub = pub
+        self.stale_as_nan = stale_as_nan
+        self.has_cmd = any(e.kind == "cmd" for e in entries)
+        self.last_publish = -math.inf
+        self.msg = JointState(name=[e.joint for e in entries])
+
+    def fill(self) -> None:
+        if self.stale_as_nan:
+            nan = math.nan
+            self.msg.position = array.array("d", [nan if e.stale else e.value for e in self.entries])
+        else:
+            self.msg.position = array.array("d", [e.value for e in self.entries])
+
+    def publish(self, stamp: Any, now: float) -> None:
+        self.msg.header.stamp = stamp
+        self.pub.publish(self.msg)
+        self.last_publish = now
+
+
+class StartupError(Exception):
+    """The coupler cannot be built (no description, bad tags); the process exits with EXIT_CONFIG_ERROR."""
+
+
+class RbcNode(Node):
+    """The ``rbc`` node; see the module docstring."""
+
+    def __init__(self, **node_kwargs: Any):
+        super().__init__(NODE_NAME, **node_kwargs)
+        self._log = self.get_logger()
+        self.p = self._read_parameters()
+        # Reachers/extenders are spun here (by spin_instances), apart from the coupler's own callbacks.
+        self.instance_executor = MultiThreadedExecutor(num_threads=self.p["instance_threads"], context=self.context)
+        self._lock = threading.Lock()
+        self.coupler: Coupler | None = None
+        self.failed: str | None = None
+        self.ready = threading.Event()
+        self._instances: dict[str, InstanceNode] = {}
+        self._retiring: list[tuple[InstanceNode, float, bool]] = []  # (node, when, removed from executor)
+        self._next_output = 0.0
+        self._stale_state: tuple[list[str], list[str]] | None = None
+        self._warned_stale: set[str] = set()
+        self._warned_never: set[str] = set()
+        self._started = time.monotonic()
+        self._wrench_clients: dict[str, Client] = {}
+        self._description_sub = None
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+
+        description, source = self.p["robot_description"], "parameter robot_description"
+        if not description and self.p["urdf_path"]:
+            description, source = self.p["urdf_path"], self.p["urdf_path"]
+        if description:
+            self._start(self._load(description, source), source)
+        else:
+            topic = self.p["robot_description_topic"]
+            self._log.info(f"no robot_description or urdf_path parameter: waiting for the robot description on "
+                           f"'{topic}'")
+            self._description_sub = self.create_subscription(String, topic, self._on_description, LATCHED_QOS)
+
+    # --- parameters -------------------------------------------------------------------------------------------
+    def _read_parameters(self) -> dict[str, Any]:
+        p: dict[str, Any] = {}
+        for name, default in DEFAULTS.items():
+            try:
+                if isinstance(default, list):
+                    value = self.declare_parameter(name, Parameter.Type.STRING_ARRAY).value
+                    value = list(default) if value is None else [str(v) for v in value]
+                elif isinstance(default, float):  # accept "rate:=200" as well as "rate:=200.0"
+                    value = self.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True)).value
+                else:
+                    value = self.declare_parameter(name, default).value
+            except Exception as exc:  # wrong type given on the command line / in a params file
+                raise StartupError(f"parameter '{name}': {exc}") from exc
+            p[name] = value
+        for name in ("rate", "stale_timeout", "output_rate", "feedback_rate", "max_position_lead", "heartbeat_rate"):
+            if isinstance(p[name], bool) or not isinstance(p[name], (int, float)) or not math.isfinite(p[name]):
+                raise StartupError(f"parameter '{name}' must be a number, got {p[name]!r}")
+            p[name] = float(p[name])
+        for name in ("rate", "stale_timeout", "output_rate", "feedback_rate", "heartbeat_rate"):
+            if p[name] <= 0:
+                raise StartupError(f"parameter '{name}' must be a number > 0, got {p[name]!r}")
+            p[name] = float(p[name])
+        if p["joint_state_match"] not in ("auto", "index"):
+            raise StartupError(f"parameter 'joint_state_match' must be 'auto' or 'index', got "
+                               f"'{p['joint_state_match']}'")
+        if int(p["instance_threads"]) < 2:
+            raise StartupError("parameter 'instance_threads' must be >= 2")
+        pairs: dict[str, str] = {}
+        for item in p["position_vars"]:
+            cmd, sep, state = item.partition(":")
+            if not sep or not cmd.strip() or not state.strip():
+                raise StartupError(f"parameter 'position_vars': '{item}' is not 'cmd_var:state_var'")
+            pairs[cmd.strip()] = state.strip()
+        p["position_vars"] = pairs
+        p["instance_threads"] = int(p["instance_threads"])
+        lead = float(p["max_position_lead"])
+        p["max_position_lead"] = lead if lead > 0 else None
+        return p
+
+    # --- start-up ---------------------------------------------------------------------------------------------
+    def _load(self, description: str, source: str) -> RobotModel:
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                robot = load_robot(description, self.p["package_dirs"] or None)
+        except (RobotModelError, ValueError, OSError) as exc:
+            raise StartupError(f"cannot read the robot description from {source}: {exc}") from exc
+        for w in caught:
+            self._log.warning(f"{source}: {w.message}")
+        return robot
+
+    def _on_description(self, msg: String) -> None:
+        if self.coupler is not None or self.failed:
+            self._log.warning("another robot description arrived; the coupler keeps its robot (restart it to "
+                              "couple another one)", throttle_duration_sec=10.0)
+            return
+        source = f"topic {self.p['robot_description_topic']}"
+        try:
+            self._start(self._load(msg.data, source), source)
+        except StartupError as exc:
+            self.failed = str(exc)
+
+    def _start(self, robot: RobotModel, source: str) -> None:
+        if not robot.rbc_nodes():
+            raise StartupError(f"{source}: robot '{robot.name}' has no <rbc> tags, so there is nothing to couple")
+        try:
+            coupler = Coupler(robot, stale_timeout=self.p["stale_timeout"],
+                              joint_state_match=self.p["joint_state_match"], position_vars=self.p["position_vars"],
+                              max_position_lead=self.p["max_position_lead"])
+        except RbcConfigError as exc:
+            raise StartupError(f"invalid <rbc> tags in {source}: {exc}") from exc
+        for w in coupler.warnings:
+            self._log.warning(w)
+        self.coupler = coupler
+        table = coupler.table
+        self._feeds = {t: sorted({e.name for e in st.entries}) for t, st in table.state_topics.items()}
+        self._outputs_fed: dict[str, list[AggregateOutput]] = {}
+        # The hot path (state in, ~/<var> out) gets no QoS-event handlers: each one is an extra entity in every
+        # wait of the executor. Command publishers keep them (an incompatible driver is worth a warning).
+        self._state_subs = [
+            self.create_subscription(cls, topic, lambda msg, t=topic: self._guarded_state(t, msg), STATE_QOS,
+                                     event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
+            for topic, cls in coupler.subscriptions()]
+        self._cmd_pubs = {topic: self.create_publisher(cls, topic, COMMAND_QOS)
+                          for topic, cls in coupler.publications()}
+        self._cmd_header = {t: "header" in cls.get_fields_and_field_types() for t, cls in coupler.publications()}
+        self._outputs: dict[str, AggregateOutput] = {}
+        self._cmd_subs = []
+        cmd_vars = set(coupler.var_names("cmd"))
+        for var in coupler.var_names():
+            try:
+                pub = self.create_publisher(JointState, f"~/{var}", OUTPUT_QOS,
+                                            event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
+                self._outputs[var] = AggregateOutput(table.entries(var), pub, self.p["stale_as_nan"])
+                if var in cmd_vars:
+                    self._cmd_subs.append(self.create_subscription(
+                        JointState, f"~/{var}/cmd", lambda msg, v=var: self._on_var_cmd(v, msg), OUTPUT_QOS))
+            except Exception as exc:  # an odd var name must not stop the coupling of the others
+                self._log.warning(f"var '{var}' gets no aggregated topic: {exc}")
+        self._outputs_fed = {t: [self._outputs[v] for v in vs if v in self._outputs] for t, vs in self._feeds.items()}
+        self._stale_pub = self.create_publisher(String, "~/stale", LATCHED_QOS)
+        self._tf_pub = self.create_publisher(_tf_message_type(), "/tf", TF_QOS)
+        self.create_service(_srv("GetVars"), "~/get_vars", self._guard_service("get_vars", self._srv_get_vars))
+        self.create_service(_srv("SetVars"), "~/set_vars", self._guard_service("set_vars", self._srv_set_vars))
+        self.create_service(_srv("L2Control"), "~/l2_ctrl", self._guard_service("l2_ctrl", self._srv_l2_ctrl))
+        self.create_service(Trigger, "~/release", self._guard_service("release", self._srv_release))
+        self._timer = self.create_timer(1.0 / self.p["rate"], self._guarded_cycle, clock=self._steady)
+        n_vars = len(table.entries())
+        self._log.info(
+            f"rbc ready: robot '{robot.name}' from {source}: {n_vars} vars of {len(table.joints())} joints "
+            f"({', '.join(coupler.var_names())}); state topics {sorted(table.state_topics)}; cmd topics "
+            f"{sorted(table.cmd_topics)} (published once written); cycle {self.p['rate']:g} Hz")
+        if self.p["preload_kinematics"]:
+            threading.Thread(target=self._preload_kinematics, name="rbc-preload", daemon=True).start()
+        self.ready.set()
+
+    def _preload_kinematics(self) -> None:
+        """Build the kinematics model now, off the lock: doing it at the first VF/CS/TC goal would stall the
+        coupler (no state processed) long enough to make vars stale."""
+        assert self.coupler is not None
+        model = self.coupler.model
+        root = model.root_link
+        leaves = [j.child for j in model.joints.values() if not model.child_joints(j.child)]
+        try:
+            deepest = max(leaves, key=lambda link: len(model.chain(root, link)), default=None)
+            if deepest is not None and any(j.is_movable for j in model.chain(root, deepest)):
+                self.coupler.context.chain(root, deepest)
+        except Exception as exc:  # only an optimisation; instances report real problems themselves
+            self._log.debug(f"kinematics not preloaded: {exc}")
+
+    # --- keeping the node up ----------------------------------------------------------------------------------
+    # An exception escaping a callback would end the executor's spin and with it the node. Whatever goes wrong
+    # inside one callback (a core bug, an odd message) is logged and the node carries on.
+    def _guarded_state(self, topic: str, msg: Any) -> None:
+        try:
+            self._on_state(topic, msg)
+        except Exception as exc:
+            self._log.error(f"message on '{topic}' not processed: {type(exc).__name__}: {exc}",
+                            throttle_duration_sec=5.0)
+
+    def _guarded_cycle(self) -> None:
+        try:
+            self._cycle()
+        except Exception as exc:
+            self._log.error(f"coupler cycle failed: {type(exc).__name__}: {exc}", throttle_duration_sec=5.0)
+
+    def _guard_service(self, name: str, callback: Any) -> Any:
+        def guarded(request: Any, response: Any) -> Any:
+            try:
+                return callback(request, response)
+            except Exception as exc:
+                self._log.error(f"~/{name} failed: {type(exc).__name__}: {exc}")
+                response.success = False
+                response.message = f"internal error in ~/{name}: {type(exc).__name__}: {exc}"
+                return response
+        return guarded
+
+    # --- state in, aggregated state out -----------------------------------------------------------------------
+    def _on_state(self, topic: str, msg: Any) -> None:
+        coupler = self.coupler
+        assert coupler is not None
+        now = time.monotonic()
+        outs = self._outputs_fed[topic] if self.p["publish_state_on_message"] else ()
+        with self._lock:
+            coupler.on_message(topic, msg, now)
+            for out in outs:
+                out.fill()
+        if not outs:
+            return
+        stamp = self.get_clock().now().to_msg()
+        for out in outs:
+            out.publish(stamp, now)
+
+    def _on_var_cmd(self, var: str, msg: JointState) -> None:
+        assert self.coupler is not None
+        try:
+            names, values = joint_state_values(msg, var)
+            with self._lock:
+                self.coupler.set_many(var, names, values, time.monotonic())
+        except (SelectionError, RbcError, ValueError) as exc:
+            self._log.warning(f"~/{var}/cmd message ignored: {exc}", throttle_duration_sec=2.0)
+        except Exception as exc:  # see _guarded_state
+            self._log.error(f"~/{var}/cmd message not processed: {type(exc).__name__}: {exc}",
+                            throttle_duration_sec=5.0)
+
+    # --- the cycle --------------------------------------------------------------------------------------------
+    def _cycle(self) -> None:
+        coupler = self.coupler
+        assert coupler is not None
+        now = time.monotonic()
+        if self.p["publish_state_on_message"]:
+            # Commands change every cycle; state outputs went out on message arrival and are repeated here only
+            # when no message refreshed them for a heartbeat period (a dead driver's NaNs still show, at that rate).
+            quiet = now - 1.0 / self.p["heartbeat_rate"]
+            aggregates = [out for out in self._outputs.values() if out.has_cmd or out.last_publish < quiet]
+        else:
+            aggregates = list(self._outputs.values())
+        with self._lock:
+            commands = coupler.step(now)
+            events = coupler.drain_events()
+            for out in aggregates:
+                out.fill()
+            requests = [(name, d["apply_wrench_request"], self._goal_id(name))
+                        for name, d in coupler.derived.items() if "apply_wrench_request" in d]
+            outputs_due = now >= self._next_output
+            derived = {name: coupler.derived.get(name, {}) for name in self._instances} if outputs_due else {}
+            stale = (sorted(coupler.table.stale_topics(now)),
+                     [t for t, st in coupler.table.state_topics.items() if st.last_rx is None],
+                     [f"{e.joint}/{e.name}" for e in coupler.table.entries() if e.kind == "state" and e.stale]
+                     ) if outputs_due else None
+        stamp = self.get_clock().now().to_msg()
+        for topic, msg in commands.items():
+            if self._cmd_header[topic]:
+                msg.header.stamp = stamp
+            self._cmd_pubs[topic].publish(msg)
+        for out in aggregates:
+            out.publish(stamp, now)
+        for name, request, goal_id in requests:
+            self._call_apply_wrench(name, request, goal_id)
+        if outputs_due:
+            self._next_output = now + 1.0 / self.p["output_rate"]
+            self._publish_derived(derived, stamp)
+        if stale is not None:
+            self._report_stale(now, *stale)
+        for event in events:
+            if STALE_EVENT not in event:
+                self._log.warning(event)
+        self._retire(now)
+
+    def _goal_id(self, name: str) -> int:
+        assert self.coupler is not None
+        return self.coupler.instance(name).status().goal_id
+
+    def _publish_derived(self, derived: dict[str, dict[str, Any]], stamp: Any) -> None:
+        transforms = []
+        for name, data in derived.items():
+            node = self._instances.get(name)
+            if node is None or not data:
+                continue
+            try:
+                t = node.publish_derived(data, stamp)
+            except Exception as exc:  # bad derived data of one instance must not stop the cycle
+                self._log.warning(f"outputs of '{name}' not published: {exc}", throttle_duration_sec=5.0)
+                continue
+            if t is not None:
+                transforms.append(t)
+        if transforms:
+            self._tf_pub.publish(_tf_message_type()(transforms=transforms))
+
+    def _report_stale(self, now: float, topics: list[str], never: list[str], vars_: list[str]) -> None:
+        """Log stale/alive transitions per state topic and publish ``~/stale`` when the set changes."""
+        for t in topics:
+            if t in never:
+                if t not in self._warned_never and now - self._started > NEVER_WARN_AFTER:
+                    self._warned_never.add(t)
+                    self._log.warning(f"no message on state topic '{t}' since start (is its driver running?); its "
+                                      f"vars stay stale ({', '.join(self._feeds.get(t, []))})")
+            elif t not in self._warned_stale:
+                self._warned_stale.add(t)
+                self._log.warning(f"state topic '{t}' stopped (no message for {self.p['stale_timeout']:g} s): its "
+                                  f"vars are stale ({', '.join(self._feeds.get(t, []))})")
+        for t in sorted(self._warned_stale - set(topics)):
+            self._warned_stale.discard(t)
+            self._log.info(f"state topic '{t}' is alive again")
+        for t in sorted(self._warned_never - set(never)):
+            self._warned_never.discard(t)
+            self._log.info(f"first message on state topic '{t}'")
+        state = (topics, vars_)
+        if state != self._stale_state:
+            self._stale_state = state
+            self._stale_pub.publish(String(data=json.dumps({"stale_topics": topics, "stale_vars": vars_})))
+
+    # --- ContactSimulation's simulator calls ------------------------------------------------------------------
+    def _call_apply_wrench(self, name: str, request: dict[str, Any], goal_id: int) -> None:
+        service = self.p["apply_wrench_service"]
+        client = self._wrench_clients.get(service)
+        if client is None:
+            client = self._wrench_clients[service] = self.create_client(_srv("ApplyWrench"), service)
+
+        def fail(reason: str) -> None:
+            self._log.error(f"'{name}': {reason}")
+            node = self._instances.get(name)
+            if node is not None and any(request["force"] + request["torque"]):
+                node.fail_goal(goal_id, f"'{name}': {reason}")
+
+        if not client.service_is_ready():
+            fail(f"service '{service}' is not available; the contact wrench was not applied")
+            return
+        try:
+            future = client.call_async(apply_wrench_request(request))
+        except Exception as exc:
+            fail(f"apply-wrench request not sent: {exc}")
+            return
+
+        def done(f: Any) -> None:
+            exc = f.exception()
+            if exc is not None:
+                fail(f"'{service}' failed: {exc}")
+            elif not f.result().success:
+                fail(f"'{service}' refused the wrench: {f.result().message}")
+
+        future.add_done_callback(done)
+
+    # --- services ---------------------------------------------------------------------------------------------
+    def _srv_get_vars(self, request: Any, response: Any) -> Any:
+        assert self.coupler is not None
+        with self._lock:
+            try:
+                pairs = expand_selection(self.coupler.table, request.joints, request.vars)
+            except SelectionError as exc:
+                response.success, response.message = False, str(exc)
+                return response
+            res = self.coupler.get_vars([j for j, _ in pairs], [v for _, v in pairs])
+        response.success, response.message = res.success, res.message
+        if res.success:
+            response.joint_names = [j for j, _ in pairs]
+            response.var_names = [v for _, v in pairs]
+            response.values = [float(v) for v in res.values]
+            response.stale = [bool(s) for s in res.stale]
+        return response
+
+    def _srv_set_vars(self, request: Any, response: Any) -> Any:
+        assert self.coupler is not None
+        with self._lock:
+            ok, message = self.coupler.set_vars(list(request.joints), list(request.vars),
+                                                [float(v) for v in request.values], time.monotonic())
+        response.success, response.message = ok, message or f"set {len(request.joints)} values"
+        return response
+
+    def _srv_release(self, _request: Any, response: Any) -> Any:
+        assert self.coupler is not None
+        with self._lock:
+            driving = [n for n, i in self.coupler.instances().items() if i.KIND == "reacher" and
+                       i.status().state == ACTIVE]
+            if driving:
+                response.success = False
+                response.message = f"reachers {driving} are running; cancel their goals first"
+                return response
+            for e in self.coupler.table.entries():
+                if e.kind == "cmd":
+                    e.written = False  # core rule: a topic is published only once one of its vars is written
+        response.success, response.message = True, "cmd topics released until a var is written again"
+        return response
+
+    def _srv_l2_ctrl(self, request: Any, response: Any) -> Any:
+        assert self.coupler is not None
+        cmd, data, name = request.cmd.strip(), request.data.strip(), request.name.strip()
+        if cmd == "create_re":
+            res = self._create_instance(data, name)
+        elif cmd == "destroy_re":
+            with self._lock:
+                res = self.coupler.l2_ctrl(cmd, data, name)
+            node = self._instances.pop(name, None) if res.success else None
+            if node is not None:
+                node.close()
+                self._retiring.append((node, time.monotonic() + RETIRE_GRACE, False))
+        else:
+            with self._lock:
+                res = self.coupler.l2_ctrl(cmd, data, name)
+        response.success, response.message = res.success, res.message
+        response.names, response.types = list(res.names), list(res.types)
+        if not res.success:
+            self._log.warning(f"l2_ctrl {cmd} '{data}' '{name}' refused: {res.message}")
+        return response
+
+    def _create_instance(self, type_name: str, name: str) -> Any:
+        from robot_core.rbc.coupler import L2Result
+
+        assert self.coupler is not None
+        try:
+            validate_node_name(name)
+        except Exception as exc:
+            return L2Result(False, f"instance name '{name}' is not a valid ROS node name: {exc}")
+        for i, (old, _, _) in enumerate(list(self._retiring)):
+            if old.get_name() == name:  # re-created right after destroy_re: finish the old node now
+                self._retiring.pop(i)
+                self._finish_retiring(old)
+        with self._lock:
+            res = self.coupler.l2_ctrl("create_re", type_name, name)
+            if not res.success:
+                return res
+            inst = self.coupler.instance(name)
+            if inst.TYPE_NAME == "CS" and not self.coupler.table.entries(inst.params["torque_var"]):
+                inst.configure({"mode": "service"})  # no external-torque var in the URDF: use the simulator
+        try:
+            node = InstanceNode(inst, self._lock, self.coupler.derived, namespace=self.get_namespace(),
+                                context=self.context, feedback_period=1.0 / self.p["feedback_rate"],
+                                use_sim_time=bool(self.get_parameter("use_sim_time").value))
+        except Exception as exc:
+            with self._lock:
+                self.coupler.destroy(name)
+            return L2Result(False, f"cannot create the node of '{name}': {type(exc).__name__}: {exc}")
+        self._instances[name] = node
+        self.instance_executor.add_node(node)
+        self._log.info(f"created {inst.TYPE_NAME} '{name}' (node {node.get_fully_qualified_name()})")
+        return res
+
+    def _retire(self, now: float) -> None:
+        keep = []
+        for node, when, removed in self._retiring:
+            if now < when:
+                keep.append((node, when, removed))
+            elif not removed:
+                self.instance_executor.remove_node(node)
+                keep.append((node, now + 0.2, True))  # let the executor drop it before destroying
+            else:
+                node.destroy_node()
+        self._retiring = keep
+
+    def _finish_retiring(self, node: InstanceNode) -> None:
+        self.instance_executor.remove_node(node)
+        node.destroy_node()
+
+    # --- shutdown ---------------------------------------------------------------------------------------------
+    def safe_stop(self) -> None:
+        """Cancel every instance and publish one last cycle: velocities end at zero, positions hold."""
+        coupler = self.coupler
+        if coupler is None:
+            return
+        for node in self._instances.values():
+            node.close()
+        now = time.monotonic()
+        with self._lock:
+            for name in list(coupler.instances()):
+                coupler.destroy(name)
+            commands = coupler.step(now)
+        if not self.context.ok():
+            return
+        stamp = self.get_clock().now().to_msg()
+        for topic, msg in commands.items():
+            if self._cmd_header[topic]:
+                msg.header.stamp = stamp
+            self._cmd_pubs[topic].publish(msg)
+        for topic in commands:  # the last word must reach the drivers before the participant goes away
+            self._cmd_pubs[topic].wait_for_all_acked(RclDuration(seconds=0.5))
+
+    def drain_goals(self, executor: Any, timeout: float = 2.0) -> None:
+        """After safe_stop: give aborted goals the time to finish and their results the time to reach clients."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(n.executing for n in self._instances.values()):
+            executor.spin_once(timeout_sec=0.02)
+        end = min(deadline, time.monotonic() + 0.3)
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.02)
+
+    def destroy_instances(self) -> None:
+        for node in list(self._instances.values()) + [n for n, _, _ in self._retiring]:
+            with contextlib.suppress(Exception):
+                self.instance_executor.remove_node(node)
+            node.destroy_node()
+        self._instances.clear()
+        self._retiring.clear()
+
+
+def _srv(name: str) -> Any:
+    import robot_core_interfaces.srv as srvs
+
+    return getattr(srvs, name)
+
+
+def _tf_message_type() -> Any:
+    from tf2_msgs.msg import TFMessage
+
+    return TFMessage
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the coupler until SIGINT/SIGTERM; exit code 2 when the coupling cannot be built."""
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = threading.Event()
+
+    def on_signal(_sig: int, _frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    code = 0
+    node: RbcNode | None = None
+    thread: threading.Thread | None = None
+    try:
+        try:
+            node = RbcNode()
+        except StartupError as exc:
+            rclpy.logging.get_logger(NODE_NAME).fatal(str(exc))
+            return EXIT_CONFIG_ERROR
+        instances = node.instance_executor
+
+        def spin_instances() -> None:
+            with contextlib.suppress(ExternalShutdownException):
+                while not stop.is_set() and rclpy.ok():
+                    instances.spin_once(timeout_sec=0.1)
+
+        thread = threading.Thread(target=spin_instances, name="rbc-instances", daemon=True)
+        thread.start()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        with contextlib.suppress(ExternalShutdownException):
+            while not stop.is_set() and rclpy.ok():
+                executor.spin_once(timeout_sec=0.1)
+                if node.failed:
+                    node.get_logger().fatal(node.failed)
+                    code = EXIT_CONFIG_ERROR
+                    break
+        node.safe_stop()
+        node.drain_goals(executor)
+        stop.set()
+        thread.join(timeout=5.0)
+        executor.remove_node(node)
+    finally:
+        stop.set()
+        if node is not None:
+            node.destroy_instances()
+            node.instance_executor.shutdown(timeout_sec=1.0)
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

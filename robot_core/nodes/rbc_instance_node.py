@@ -1,0 +1,233 @@
+"""One reacher/extender of the ``rbc`` node as its own ROS node: parameters, an action and a status service.
+
+Created by ``~/l2_ctrl create_re`` (robot_core.nodes.rbc) around a core instance
+(:class:`robot_core.rbc.instance.RbcInstance`) and spun by the rbc process's instance executor (a
+multi-threaded one: a running goal holds one of its threads while it waits, so it never blocks the coupler's
+cycle, which runs on another executor). Every touch of the core happens under the coupler's lock.
+
+* **Parameters** are the instance's ``PARAMS`` (JR: joints, weight, kp, ki, kd, ...; VF: base_link, end_link,
+  weight, gains ...; CS/TC: link, point, ...). They can be set at any time (``ros2 param set /JR0 kp 3.0``);
+  the set-parameters callback validates them in the core and applies all or none, and a refusal's reason
+  names the instance and the parameter. Number parameters accept integers (``weight 1``).
+* **Action** (types with goals): JR ``/<name>/reach`` (robot_core_interfaces/action/JointReach), VF
+  ``/<name>/reach`` (CartesianReach), CS ``/<name>/apply`` (ApplyContact). A goal the core refuses (joints
+  outside ``joints``, pose with a bad quaternion, no chain configured, ...) is rejected and the reason logged and
+  kept in ``~/status``. A new goal pre-empts the running one (which aborts). Cancel stops the reacher; the
+  coupler then holds position / zeroes velocities.
+* ``~/status`` (std_srvs/Trigger): JSON with type, kind, goal state and message, parameters and the latest
+  derived data (e.g. TouchContact's wrench, rank and unobservable directions).
+* Contact types (CS, TC) publish ``~/wrench`` (geometry_msgs/WrenchStamped in the contact frame, for RViz) and
+  ``~/wrench_base`` (same wrench in base_link, torque about the contact point); their contact frame goes to
+  ``/tf`` through the rbc node.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from geometry_msgs.msg import TransformStamped, WrenchStamped
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from std_srvs.srv import Trigger
+
+from robot_core.nodes.rbc_messages import action_for, derived_messages, jsonable
+from robot_core.rbc.errors import RbcError
+from robot_core.rbc.instance import ABORTED, ACTIVE, CANCELED, SUCCEEDED, ParamSpec, RbcInstance
+
+CONTACT_TYPES = ("CS", "TC")
+_ARRAY_TYPES = {"str_list": Parameter.Type.STRING_ARRAY, "float_list": Parameter.Type.DOUBLE_ARRAY}
+
+
+class InstanceNode(Node):
+    """ROS face of one RbcInstance; see the module docstring."""
+
+    def __init__(self, inst: RbcInstance, lock: threading.Lock, derived: dict[str, Any], *,
+                 namespace: str = "", context: Any = None, feedback_period: float = 0.05,
+                 use_sim_time: bool = False):
+        super().__init__(inst.name, namespace=namespace, context=context, use_global_arguments=False,
+                         parameter_overrides=[Parameter("use_sim_time", value=use_sim_time)])
+        self.inst = inst
+        self._lock = lock
+        self._derived = derived  # the coupler's name -> derived data (read under the lock)
+        self._period = feedback_period
+        self._closing = threading.Event()
+        self._pending: dict[int, tuple[Any, int]] = {}  # id(goal message) -> (message, core goal id)
+        self._failure: tuple[int, str] | None = None  # (core goal id, reason) set from outside, e.g. a failed call
+        self.last_rejection = ""
+        self._running: set[int] = set()  # goals whose execute callback has not returned yet
+        self._group = ReentrantCallbackGroup()
+        self._specs = {p.name: p for p in inst.param_specs()}
+        self._declare_parameters()
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._spec = action_for(inst.TYPE_NAME)
+        self._action: ActionServer | None = None
+        if self._spec is not None:
+            self._action = ActionServer(
+                self, self._spec.action_type(), f"~/{self._spec.suffix}", execute_callback=self._execute,
+                goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
+                callback_group=self._group)
+        self.create_service(Trigger, "~/status", self._on_status, callback_group=self._group)
+        self._wrench_pub = self._wrench_base_pub = None
+        if inst.TYPE_NAME in CONTACT_TYPES:
+            self._wrench_pub = self.create_publisher(WrenchStamped, "~/wrench", 10)
+            self._wrench_base_pub = self.create_publisher(WrenchStamped, "~/wrench_base", 10)
+
+    # --- parameters -------------------------------------------------------------------------------------------
+    def _declare_parameters(self) -> None:
+        """Declare every core parameter with its current value; lists are typed, numbers accept int or float."""
+        for spec in self._specs.values():
+            value = self.inst.params[spec.name]
+            desc = ParameterDescriptor(description=_describe(spec))
+            if spec.kind in _ARRAY_TYPES:
+                self.declare_parameter(spec.name, _ARRAY_TYPES[spec.kind], desc)
+                self.set_parameters([Parameter(spec.name, _ARRAY_TYPES[spec.kind], list(value))])
+            elif spec.kind in ("float", "int"):
+                desc.dynamic_typing = True
+                self.declare_parameter(spec.name, value, desc)
+            else:
+                self.declare_parameter(spec.name, value, desc)
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        updates = {p.name: p.value for p in params if p.name in self._specs}
+        if not updates:
+            return SetParametersResult(successful=True)
+        for name, value in updates.items():
+            if value is None:
+                return SetParametersResult(successful=False,
+                                           reason=f"{self.inst.label()}: parameter '{name}' needs a value")
+        try:
+            with self._lock:
+                self.inst.configure(updates)
+        except RbcError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        except Exception as exc:  # a core bug must not kill the node; report it as a refusal
+            names = ", ".join(f"'{n}'" for n in updates)
+            return SetParametersResult(successful=False,
+                                       reason=f"{self.inst.label()}: parameter {names}: {type(exc).__name__}: {exc}")
+        return SetParametersResult(successful=True)
+
+    # --- goals ------------------------------------------------------------------------------------------------
+    def _on_goal(self, goal: Any) -> GoalResponse:
+        assert self._spec is not None
+        if self._closing.is_set():
+            return GoalResponse.REJECT
+        try:
+            core_goal = self._spec.to_goal(goal)
+            with self._lock:
+                gid = self.inst.start_goal(core_goal)
+                self._pending[id(goal)] = (goal, gid)
+        except (RbcError, ValueError, KeyError) as exc:
+            self.last_rejection = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+            self.get_logger().warning(f"goal rejected: {self.last_rejection}")
+            return GoalResponse.REJECT
+        except Exception as exc:
+            self.last_rejection = f"{self.inst.label()}: {type(exc).__name__}: {exc}"
+            self.get_logger().error(f"goal rejected: {self.last_rejection}")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def fail_goal(self, goal_id: int, reason: str) -> None:
+        """Abort the running goal ``goal_id`` from outside (e.g. the simulator refused an apply-wrench call)."""
+        self._failure = (goal_id, reason)
+
+    def _execute(self, handle: Any) -> Any:
+        self._running.add(id(handle))
+        try:
+            return self._run_goal(handle)
+        finally:
+            self._running.discard(id(handle))
+
+    @property
+    def executing(self) -> int:
+        return len(self._running)
+
+    def _run_goal(self, handle: Any) -> Any:
+        assert self._spec is not None
+        entry = self._pending.pop(id(handle.request), None)
+        if entry is None or entry[0] is not handle.request:
+            handle.abort()
+            return self._spec.result(False, f"{self.inst.label()}: goal was not started", {})
+        gid = entry[1]
+        last_feedback: dict[str, Any] | None = None
+        while True:
+            closing = self._closing.wait(self._period)
+            with self._lock:
+                st = self.inst.status()
+                failure = self._failure if self._failure is not None and self._failure[0] == gid else None
+                if st.goal_id != gid:
+                    state, message, feedback, result = ABORTED, "preempted by a newer goal", {}, {}
+                elif closing or failure is not None or (handle.is_cancel_requested and st.state == ACTIVE):
+                    if st.state == ACTIVE:
+                        self.inst.cancel()
+                    if closing:
+                        state, message = ABORTED, f"{self.inst.label()} was destroyed"
+                    elif failure is not None:
+                        state, message = ABORTED, failure[1]
+                    else:
+                        state, message = CANCELED, "canceled"
+                    feedback, result = {}, dict(st.result)
+                else:
+                    state, message, feedback, result = st.state, st.message, dict(st.feedback), dict(st.result)
+            if state != ACTIVE:
+                break
+            if feedback and feedback != last_feedback:
+                handle.publish_feedback(self._spec.feedback(feedback))
+                last_feedback = feedback
+        if state == SUCCEEDED:
+            handle.succeed()
+        elif state == CANCELED and handle.is_cancel_requested:
+            handle.canceled()
+        else:
+            handle.abort()
+        return self._spec.result(state == SUCCEEDED, message, result)
+
+    # --- status and outputs -----------------------------------------------------------------------------------
+    def _on_status(self, _request: Any, response: Any) -> Any:
+        with self._lock:
+            st = self.inst.status()
+            info = {
+                "name": self.inst.name, "type": self.inst.TYPE_NAME, "kind": self.inst.KIND,
+                "state": st.state, "goal_id": st.goal_id, "message": st.message,
+                "feedback": st.feedback, "result": st.result, "params": dict(self.inst.params),
+                "last_rejection": self.last_rejection, "derived": self._derived.get(self.inst.name, {}),
+            }
+            text = json.dumps(jsonable(info))
+        response.success = True
+        response.message = text
+        return response
+
+    def publish_derived(self, derived: dict[str, Any], stamp: Any) -> TransformStamped | None:
+        """Publish the wrenches of this cycle's derived data; returns the contact frame's tf edge, if any."""
+        if self._wrench_pub is None or not derived:
+            return None
+        out = derived_messages(derived, stamp)
+        if out.wrench_contact is not None:
+            self._wrench_pub.publish(out.wrench_contact)
+        if out.wrench_base is not None and self._wrench_base_pub is not None:
+            self._wrench_base_pub.publish(out.wrench_base)
+        return out.transform
+
+    def close(self) -> None:
+        """Stop serving: running goals abort with "destroyed", new goals are rejected."""
+        self._closing.set()
+
+    def destroy_node(self) -> None:
+        # Node.destroy_node leaves waitables alone, and the action server keeps the node alive (still in the graph).
+        if self._action is not None:
+            self._action.destroy()
+            self._action = None
+        super().destroy_node()
+
+
+def _describe(spec: ParamSpec) -> str:
+    text = f"{spec.doc} [{spec.kind}]"
+    if spec.choices:
+        text += f" one of {', '.join(spec.choices)}"
+    if spec.minimum is not None:
+        text += f" >= {spec.minimum:g}"
+    return text

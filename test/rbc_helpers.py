@@ -1,0 +1,260 @@
+"""Shared pieces of the rbc node tests: test URDFs, a user-side client of the rbc node, action goals, oracles.
+
+Nothing here stands in for the thing under test; it is what a user program would do over DDS.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from ros_harness import REPO, NodeProcess, wait_for, wait_future
+
+RC_ARM = REPO / "urdf" / "rc_arm.urdf"
+PLANAR2 = REPO / "urdf" / "planar2.urdf"
+ARM = [f"joint{i}" for i in range(1, 8)]
+STATES = "/robot_joint_states"
+COMMANDS = "/robot_joint_commands"
+
+
+def _add_var(rbc: ET.Element, name: str, topic: str, kind: str, msg_type: str, field: str, index: int) -> None:
+    v = ET.SubElement(rbc, "var", name=name, init="0.0", topic=topic, type=kind)
+    ET.SubElement(v, "msg", type=msg_type, field=field, field_array="true", index=str(index), index_type="float")
+
+
+def arm_urdf(path: Path) -> Path:
+    """rc_arm with q/qd/tau from the simulator's states and q_ref into its JointState commands."""
+    root = ET.parse(RC_ARM).getroot()
+    joints = [*ARM, "finger_left_joint"]
+    for j in root.findall("joint"):
+        for r in j.findall("rbc"):
+            j.remove(r)
+        if j.get("name") not in joints:
+            continue
+        i = joints.index(j.get("name"))
+        drv = ET.SubElement(j, "rbc", node="simulator")
+        for name, field in (("q", "position"), ("qd", "velocity"), ("tau", "effort")):
+            _add_var(drv, name, STATES, "state", "sensor_msgs.msg.JointState", field, i)
+        _add_var(ET.SubElement(j, "rbc", node="simulator_commands"), "q_ref", COMMANDS, "cmd",
+                 "sensor_msgs/msg/JointState", "position", i)
+    path.write_text(ET.tostring(root, encoding="unicode"))
+    return path
+
+
+def fake_driver_urdf(path: Path, topic: str) -> Path:
+    """planar2 whose q comes from ``topic`` (a driver the test plays) and q_ref goes to a topic nobody reads."""
+    root = ET.parse(PLANAR2).getroot()
+    for i, name in enumerate(("joint1", "joint2")):
+        j = next(e for e in root.findall("joint") if e.get("name") == name)
+        for r in j.findall("rbc"):
+            j.remove(r)
+        rbc = ET.SubElement(j, "rbc", node="fake_driver")
+        _add_var(rbc, "q", topic, "state", "sensor_msgs/msg/JointState", "position", i)
+        _add_var(rbc, "q_ref", "/fake_driver/commands", "cmd", "std_msgs/msg/Float64MultiArray", "data", i)
+    path.write_text(ET.tostring(root, encoding="unicode"))
+    return path
+
+
+def start(script: str, *args: str) -> NodeProcess:
+    return NodeProcess.console_script(script, "--ros-args", *args)
+
+
+class Client:
+    """What a user program does with the rbc node: service calls, parameters, actions, topics."""
+
+    def __init__(self, ros: Any, rbc: str = "/rbc"):
+        from rcl_interfaces.srv import SetParameters
+        from robot_core_interfaces.srv import GetVars, L2Control, ResetSimulation, SetVars
+        from sensor_msgs.msg import JointState
+        from std_srvs.srv import Trigger
+
+        self.ros = ros
+        self.node = ros.node(f"rbc_test_client_{id(self)}")
+        self.rbc = rbc
+        self._lock = threading.Lock()
+        self.joint_states: list[Any] = []
+        self.recording = False
+        self.recorded: list[np.ndarray] = []
+        self.node.create_subscription(JointState, STATES, self._on_states, 10)
+        self.l2 = self._client(L2Control, f"{rbc}/l2_ctrl")
+        self.get = self._client(GetVars, f"{rbc}/get_vars")
+        self.set = self._client(SetVars, f"{rbc}/set_vars")
+        self.release = self._client(Trigger, f"{rbc}/release")
+        self.reset = self._client(ResetSimulation, "/simulator/reset")
+        self._param_clients: dict[str, Any] = {}
+        self._set_parameters = SetParameters
+
+    def _client(self, srv: Any, name: str) -> Any:
+        return self.node.create_client(srv, name)
+
+    def call(self, client: Any, request: Any, timeout: float = 15.0) -> Any:
+        assert client.wait_for_service(timeout_sec=30), f"service {client.srv_name} not available"
+        return wait_future(client.call_async(request), timeout, f"answer of {client.srv_name}")
+
+    # --- simulator truth ---
+    def _on_states(self, msg: Any) -> None:
+        if not set(ARM) <= set(msg.name):
+            return  # not our simulator (another test session sharing the domain): ignore
+        with self._lock:
+            self.joint_states.append(msg)
+            del self.joint_states[:-250]
+            if self.recording:
+                self.recorded.append(np.array([msg.position[msg.name.index(j)] for j in ARM]))
+
+    def arm_q(self) -> np.ndarray:
+        """Latest measured arm positions, straight from the simulator."""
+        wait_for(lambda: self.joint_states, 20, "simulator joint states")
+        with self._lock:
+            msg = self.joint_states[-1]
+        return np.array([msg.position[msg.name.index(j)] for j in ARM])
+
+    def wait_still(self, timeout: float = 20.0, window: float = 0.4) -> None:
+        """Until the simulated arm has been at rest for ``window`` s of simulated time (a single slow sample at
+        the turning point of an overshoot does not count)."""
+        def still() -> bool:
+            with self._lock:
+                msgs = list(self.joint_states)
+            if not msgs:
+                return False
+            stamp = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in msgs]
+            recent = [m for m, t in zip(msgs, stamp, strict=True) if t >= stamp[-1] - window]
+            if stamp[-1] - stamp[0] < window:
+                return False
+            q = np.array([m.position for m in recent])
+            return (max(max(abs(v) for v in m.velocity) for m in recent) < 5e-4
+                    and float(np.max(np.ptp(q, axis=0))) < 2e-4)
+        wait_for(still, timeout, "the arm to come to rest")
+
+    # --- rbc ---
+    def l2_ctrl(self, cmd: str, data: str = "", name: str = "") -> Any:
+        from robot_core_interfaces.srv import L2Control
+
+        return self.call(self.l2, L2Control.Request(cmd=cmd, data=data, name=name))
+
+    def create(self, type_name: str, name: str, **params: Any) -> None:
+        res = self.l2_ctrl("create_re", type_name, name)
+        assert res.success, res.message
+        if params:
+            results = self.set_params(name, **params)
+            assert all(r.successful for r in results), [r.reason for r in results]
+
+    def set_params(self, node: str, **params: Any) -> list[Any]:
+        """``ros2 param set`` equivalent: one SetParameters call on the instance node."""
+        from rclpy.parameter import Parameter
+
+        client = self._param_clients.get(node)
+        if client is None:
+            client = self._param_clients[node] = self._client(self._set_parameters, f"/{node}/set_parameters")
+        req = self._set_parameters.Request(parameters=[Parameter(k, value=v).to_parameter_msg()
+                                                       for k, v in params.items()])
+        return list(self.call(client, req).results)
+
+    def get_vars(self, joints: list[str] | None = None, vars_: list[str] | None = None) -> Any:
+        from robot_core_interfaces.srv import GetVars
+
+        return self.call(self.get, GetVars.Request(joints=joints or [], vars=vars_ or []))
+
+    def set_vars(self, joints: list[str], vars_: list[str], values: list[float]) -> Any:
+        from robot_core_interfaces.srv import SetVars
+
+        return self.call(self.set, SetVars.Request(joints=joints, vars=vars_, values=values))
+
+    def cleanup(self) -> None:
+        """Leave the stack as found: no instances, cmd topics released, simulation reset to its home pose."""
+        from robot_core_interfaces.srv import ResetSimulation
+        from std_srvs.srv import Trigger
+
+        for name in self.l2_ctrl("list_re").names:
+            self.l2_ctrl("destroy_re", name=name)
+        assert self.call(self.release, Trigger.Request()).success
+        assert self.call(self.reset, ResetSimulation.Request()).success
+
+
+class Goal:
+    """One action goal: acceptance, feedback, result."""
+
+    def __init__(self, client: Client, action: Any, name: str, goal: Any):
+        from rclpy.action import ActionClient
+
+        self.ac = ActionClient(client.node, action, name)
+        assert self.ac.wait_for_server(timeout_sec=30), f"action {name} not available"
+        self.feedback: list[Any] = []
+        self.handle = wait_future(self.ac.send_goal_async(goal, feedback_callback=lambda f: self.feedback.append(
+            f.feedback)), 15, f"acceptance by {name}")
+        self._result = self.handle.get_result_async() if self.handle.accepted else None
+
+    @property
+    def accepted(self) -> bool:
+        return bool(self.handle.accepted)
+
+    def result(self, timeout: float) -> Any:
+        assert self._result is not None, "goal was rejected"
+        return wait_future(self._result, timeout, "action result").result
+
+    def cancel(self) -> None:
+        wait_future(self.handle.cancel_goal_async(), 15, "cancel answer")
+
+
+def joint_goal(joints: list[str], positions: list[float], precision: float = 0.005, timeout: float = 20.0) -> Any:
+    from robot_core_interfaces.action import JointReach
+
+    return JointReach.Goal(joint_names=joints, positions=positions, precision=precision, timeout=timeout)
+
+
+def pin_fk(urdf: Path, joints: list[str], q: np.ndarray, frame: str = "tcp") -> np.ndarray:
+    """4x4 pose of ``frame`` from Pinocchio (an implementation independent of robot_core's kinematics)."""
+    import pinocchio as pin
+
+    model = pin.buildModelFromUrdf(str(urdf))
+    data = model.createData()
+    qv = pin.neutral(model)
+    for j, v in zip(joints, q, strict=True):
+        qv[model.idx_qs[model.getJointId(j)]] = v
+    pin.framesForwardKinematics(model, data, qv)
+    return np.asarray(data.oMf[model.getFrameId(frame)].homogeneous)
+
+
+def rotation_angle(a: np.ndarray, b: np.ndarray) -> float:
+    c = (np.trace(a.T @ b) - 1.0) / 2.0
+    return float(math.acos(max(-1.0, min(1.0, c))))
+
+
+class WrenchWatch:
+    """Latest WrenchStamped on a topic."""
+
+    def __init__(self, client: Client, topic: str):
+        from geometry_msgs.msg import WrenchStamped
+
+        self.msgs: list[Any] = []
+        client.node.create_subscription(WrenchStamped, topic, self.msgs.append, 10)
+
+    def latest(self) -> np.ndarray | None:
+        if not self.msgs:
+            return None
+        w = self.msgs[-1].wrench
+        return np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+
+    def settled_force(self, client: Client, truth: np.ndarray, timeout: float = 30.0) -> np.ndarray:
+        """Force estimate once the arm is still and the estimate within 5 % (fails with the last estimate)."""
+        client.wait_still(timeout)
+        last: list[np.ndarray] = []
+
+        def close() -> bool:
+            w = self.latest()
+            if w is None:
+                return False
+            last[:] = [w[:3]]
+            return rel_err(w[:3], truth) < 0.05
+        try:
+            wait_for(close, timeout, "a force estimate within 5 %")
+        except TimeoutError:
+            raise AssertionError(f"estimate {last} vs applied {truth}") from None
+        return last[0]
+
+
+def rel_err(est: np.ndarray, true: np.ndarray) -> float:
+    return float(np.linalg.norm(est - true) / np.linalg.norm(true))
