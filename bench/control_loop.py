@@ -1,0 +1,471 @@
+"""Control loop benchmark: the controller manager node driving the 7-DOF rc_arm, and the round trip through the
+simulator beside a raw rclpy JointState echo.
+
+Rows, all measured in this run on an isolated ROS domain:
+
+* ``core cycle, no ROS`` -- ControllerManagerCore.update() with the in-process simulator in this process, the
+  anchor the node's update times are compared with;
+* ``node, embedded simulator, 1 kHz`` -- ``controller_manager`` (its console script, a separate process) with
+  ``hardware_mode:=embedded`` at update_rate 1000;
+* ``node, topic-based, 500 Hz`` -- ``controller_manager`` at update_rate 500 driving the ``simulator`` node (a
+  third process, joint states published at 500 Hz, one per cycle) over the topic-based protocol.
+
+In both node rows joint_state_broadcaster and joint_trajectory_controller are active and the JTC follows
+FollowJointTrajectory goals back and forth during the whole window. Numbers come from the node's
+``~/loop_statistics`` (execution time of read + update + write per cycle; an overrun is a cycle longer than
+the period) after a warm-up and a statistics reset.
+
+Round trip: this process publishes a velocity command for joint7 on ``/robot_joint_commands`` and waits for the
+first ``/robot_joint_states`` whose joint7 effort has the command's sign (the velocity servo's effort jumps
+in the first simulation step that applies the command); the raw echo is the same JointState sent to a plain
+rclpy node in another process that republishes it. The two are interleaved, command after command.
+
+Run: ``.venv/bin/python bench/control_loop.py [--seconds 10] [--pings 200]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+URDF = REPO / "urdf" / "rc_arm.urdf"
+JOINTS = [f"joint{i}" for i in range(1, 8)]
+HOME = [0.0, 0.3, 0.0, 1.9, 0.0, 0.94, 0.0]
+AWAY = [0.5, 0.6, -0.3, 1.6, 0.3, 1.2, 0.4]
+
+ECHO_NODE = """
+import rclpy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+rclpy.init()
+node = rclpy.create_node("raw_echo")
+pub = node.create_publisher(JointState, "/bench_echo_out", QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+node.create_subscription(JointState, "/bench_echo_in", pub.publish,
+                         QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+print("echo ready", flush=True)
+try:
+    rclpy.spin(node)
+except Exception:
+    pass
+"""
+
+
+def controllers_yaml(rate: int, publish_rate: float = 0.0) -> str:
+    """``publish_rate`` > 0: the broadcaster updates (publishes) and the JTC publishes its state at that rate."""
+    jsb = ""
+    if publish_rate:
+        jsb = f"\njoint_state_broadcaster:\n  ros__parameters:\n    update_rate: {int(publish_rate)}\n"
+    return f"""
+controller_manager:
+  ros__parameters:
+    update_rate: {rate}
+    joint_state_broadcaster:
+      type: joint_state_broadcaster/JointStateBroadcaster
+    joint_trajectory_controller:
+      type: joint_trajectory_controller/JointTrajectoryController
+joint_trajectory_controller:
+  ros__parameters:
+    joints: {JOINTS}
+    command_interfaces: [position]
+    state_interfaces: [position, velocity]
+    state_publish_rate: {float(publish_rate)}
+    constraints:
+      goal_time: 2.0
+{jsb}"""
+
+
+class Proc:
+    """A child process in its own process group, always stopped."""
+
+    def __init__(self, args: list[str], name: str):
+        self.name = name
+        self.log = tempfile.NamedTemporaryFile(prefix=f"bench_{name}_", suffix=".log", delete=False)  # noqa: SIM115
+        self.p = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def output(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.output():
+            if self.p.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name} did not print '{text}':\n{self.output()[-2000:]}")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.p.poll() is None:
+            for sig, wait in ((signal.SIGINT, 10.0), (signal.SIGKILL, 3.0)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.p.pid, sig)
+                try:
+                    self.p.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        self.log.close()
+
+
+class Client:
+    """This process's ROS side: service calls, a goal driver, the round-trip probes."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import MultiThreadedExecutor
+
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node("control_loop_bench", context=self.context)
+        self.executor = MultiThreadedExecutor(num_threads=3, context=self.context)
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        with contextlib.suppress(Exception):
+            self.executor.spin()
+
+    def call(self, srv_type: Any, name: str, request: Any, timeout: float = 30.0) -> Any:
+        client = self.node.create_client(srv_type, name)
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise RuntimeError(f"service {name} not available")
+            future = client.call_async(request)
+            deadline = time.monotonic() + timeout
+            while not future.done():
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"service {name} did not answer")
+                time.sleep(0.005)
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    def loop_statistics(self, reset: bool = False) -> dict[str, float]:
+        from std_srvs.srv import Trigger
+
+        name = "/controller_manager/" + ("reset_loop_statistics" if reset else "loop_statistics")
+        res = self.call(Trigger, name, Trigger.Request())
+        return {} if reset else json.loads(res.message)
+
+    def shutdown(self) -> None:
+        with contextlib.suppress(Exception):
+            self.executor.shutdown(timeout_sec=1.0)
+        self._thread.join(2.0)
+        with contextlib.suppress(Exception):
+            self.node.destroy_node()
+        with contextlib.suppress(Exception):
+            self.context.try_shutdown()
+
+
+class GoalDriver:
+    """Keeps the JTC busy: 1 s trajectories between two poses, one after the other."""
+
+    def __init__(self, client: Client):
+        from control_msgs.action import FollowJointTrajectory
+        from rclpy.action import ActionClient
+
+        self.client = client
+        self.action = ActionClient(client.node, FollowJointTrajectory,
+                                   "/joint_trajectory_controller/follow_joint_trajectory")
+        if not self.action.wait_for_server(timeout_sec=30):
+            raise RuntimeError("JTC action server not available")
+        self.results: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from builtin_interfaces.msg import Duration
+        from control_msgs.action import FollowJointTrajectory
+        from trajectory_msgs.msg import JointTrajectoryPoint
+
+        target = AWAY
+        while not self._stop.is_set():
+            goal = FollowJointTrajectory.Goal()
+            goal.trajectory.joint_names = JOINTS
+            goal.trajectory.points = [JointTrajectoryPoint(positions=target, time_from_start=Duration(sec=1))]
+            future = self.action.send_goal_async(goal)
+            while not future.done() and not self._stop.is_set():
+                time.sleep(0.01)
+            if self._stop.is_set():
+                return
+            result = future.result().get_result_async()
+            while not result.done() and not self._stop.is_set():
+                time.sleep(0.01)
+            if result.done():
+                self.results.append(result.result().result.error_code)
+            target = HOME if target is AWAY else AWAY
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5.0)
+
+
+def core_anchor(seconds: float) -> dict[str, float]:
+    """ControllerManagerCore.update at 1 kHz timing, in this process, no ROS (paced like the node)."""
+    from robot_core.control.hardware import IN_PROCESS_PLUGIN
+    from robot_core.control.manager import ControllerManagerCore
+    from robot_core.control.trajectory import JointTrajectory, TrajectoryPoint
+    from robot_core.model import load_robot
+
+    cm = ControllerManagerCore.from_robot(load_robot(str(URDF)), 1000.0, plugin_override=IN_PROCESS_PLUGIN)
+    cm.declare_controller("jsb", "joint_state_broadcaster/JointStateBroadcaster", {})
+    cm.declare_controller("jtc", "joint_trajectory_controller/JointTrajectoryController",
+                          {"joints": JOINTS, "command_interfaces": ["position"],
+                           "state_interfaces": ["position", "velocity"], "constraints": {"goal_time": 2.0}})
+    for n in ("jsb", "jtc"):
+        cm.load_controller(n)
+        cm.configure_controller(n)
+    assert cm.switch_controller(["jsb", "jtc"], []).ok
+    jtc = cm.controller("jtc")
+    times = []
+    t, period = 0.0, 1e-3
+    n = int(seconds * 1000)
+    target = AWAY
+    next_goal = 0.0
+    wall = time.monotonic()
+    for k in range(n):
+        if t >= next_goal:
+            jtc.accept_goal(JointTrajectory(JOINTS, [TrajectoryPoint(positions=target, time_from_start=1.0)]))
+            target = HOME if target is AWAY else AWAY
+            next_goal = t + 1.2
+        t0 = time.perf_counter()
+        cm.update(t, period)
+        times.append(time.perf_counter() - t0)
+        t += period
+        delay = wall + (k + 1) * period - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+    d = np.array(times[200:])
+    return {"achieved_rate": len(times) / (time.monotonic() - wall), "target_rate": 1000.0, "mean": d.mean(),
+            "p99": float(np.percentile(d, 99)), "max": d.max(), "overrun_ratio": float(np.mean(d > period))}
+
+
+def node_row(client: Client, seconds: float, rate: int, mode: str, publish_rate: float = 0.0) -> dict[str, float]:
+    yaml_file = Path(tempfile.mkstemp(prefix="bench_controllers_", suffix=".yaml")[1])
+    yaml_file.write_text(controllers_yaml(rate, publish_rate))
+    procs: list[Proc] = []
+    try:
+        params = ["-p", f"robot_description_file:={URDF}"]
+        if mode == "embedded":
+            params += ["-p", "hardware_mode:=embedded"]
+        else:
+            sim = Proc([str(BIN / "simulator"), "--ros-args", "-p", f"urdf_path:={URDF}", "-p", "publish_rate:=500.0",
+                        "-p", "publish_tf:=false"], "simulator")
+            procs.append(sim)
+            sim.wait_for("simulator ready")
+        cm = Proc([str(BIN / "controller_manager"), "--ros-args", "--params-file", str(yaml_file), *params],
+                  "controller_manager")
+        procs.append(cm)
+        cm.wait_for("controller manager ready")
+        spawner = subprocess.run([str(BIN / "spawner"), "joint_state_broadcaster", "joint_trajectory_controller",
+                                  "--controller-manager-timeout", "30"], capture_output=True, text=True, timeout=120)
+        if spawner.returncode != 0:
+            raise RuntimeError(f"spawner failed:\n{spawner.stdout}\n{spawner.stderr}")
+        driver = GoalDriver(client)
+        time.sleep(2.0)  # warm-up
+        client.loop_statistics(reset=True)
+        time.sleep(seconds)
+        stats = client.loop_statistics()
+        driver.stop()
+        stats["goals_succeeded"] = float(sum(1 for r in driver.results if r == 0))
+        stats["goals"] = float(len(driver.results))
+        return stats
+    finally:
+        for p in reversed(procs):
+            p.stop()
+        yaml_file.unlink(missing_ok=True)
+
+
+class RoundTrip:
+    """Interleaved pings: through the simulator (command -> first reacting state) and through a raw echo.
+
+    The probe has a node and a single-threaded executor of its own: rclpy's multi-threaded executor adds
+    milliseconds of dispatch latency, which would swamp both paths alike."""
+
+    def __init__(self, client: Client):
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import JointState
+
+        node = rclpy.create_node("round_trip_probe", context=client.context)
+        self.node = node
+        self._executor = SingleThreadedExecutor(context=client.context)
+        self._executor.add_node(node)
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        best_effort = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+        self.cmd_pub = node.create_publisher(JointState, "/robot_joint_commands", reliable)
+        self.echo_pub = node.create_publisher(JointState, "/bench_echo_in", reliable)
+        self._event = threading.Event()
+        self._want_sign = 0.0
+        self._want_seq = -1
+        self._t_recv = 0.0
+        node.create_subscription(JointState, "/robot_joint_states", self._on_state, best_effort)
+        node.create_subscription(JointState, "/bench_echo_out", self._on_echo, best_effort)
+        self.JointState = JointState
+
+    def _spin(self) -> None:
+        with contextlib.suppress(Exception):
+            self._executor.spin()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._executor.shutdown(timeout_sec=1.0)
+        self._thread.join(2.0)
+        with contextlib.suppress(Exception):
+            self.node.destroy_node()
+
+    def _on_state(self, msg: Any) -> None:
+        if self._want_sign and not self._event.is_set():
+            k = list(msg.name).index("joint7")
+            if len(msg.effort) > k and msg.effort[k] * self._want_sign > 0.05:
+                self._t_recv = time.perf_counter()
+                self._event.set()
+
+    def _on_echo(self, msg: Any) -> None:
+        if msg.header.stamp.nanosec == self._want_seq and not self._event.is_set():
+            self._t_recv = time.perf_counter()
+            self._event.set()
+
+    def sim_ping(self, sign: float) -> float | None:
+        self._event.clear()
+        self._want_sign = sign
+        msg = self.JointState(name=["joint7"], velocity=[0.3 * sign])
+        t0 = time.perf_counter()
+        self.cmd_pub.publish(msg)
+        ok = self._event.wait(0.5)
+        self._want_sign = 0.0
+        return self._t_recv - t0 if ok else None
+
+    def echo_ping(self, seq: int) -> float | None:
+        self._event.clear()
+        self._want_seq = seq
+        msg = self.JointState(name=[*JOINTS, "finger_left_joint", "finger_right_joint"],
+                              position=[0.1] * 9, velocity=[0.0] * 9, effort=[0.0] * 9)
+        msg.header.stamp.nanosec = seq
+        t0 = time.perf_counter()
+        self.echo_pub.publish(msg)
+        ok = self._event.wait(0.5)
+        self._want_seq = -1
+        return self._t_recv - t0 if ok else None
+
+
+def round_trip(client: Client, pings: int) -> tuple[list[float], list[float], int, int]:
+    sim = Proc([str(BIN / "simulator"), "--ros-args", "-p", f"urdf_path:={URDF}", "-p", "publish_rate:=1000.0",
+                "-p", "publish_tf:=false"], "simulator")
+    echo = Proc([sys.executable, "-c", ECHO_NODE], "raw_echo")
+    try:
+        sim.wait_for("simulator ready")
+        echo.wait_for("echo ready")
+        rt = RoundTrip(client)
+        deadline = time.monotonic() + 30
+        while (rt.cmd_pub.get_subscription_count() == 0 or rt.echo_pub.get_subscription_count() == 0) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        for k in range(10):  # warm-up both paths
+            rt.sim_ping(1.0 if k % 2 else -1.0)
+            rt.echo_ping(k + 1)
+        sim_times: list[float] = []
+        echo_times: list[float] = []
+        lost_sim = lost_echo = 0
+        for k in range(pings):
+            t = rt.sim_ping(1.0 if k % 2 == 0 else -1.0)
+            if t is None:
+                lost_sim += 1
+            else:
+                sim_times.append(t)
+            time.sleep(0.01)
+            t = rt.echo_ping(1000 + k)
+            if t is None:
+                lost_echo += 1
+            else:
+                echo_times.append(t)
+            time.sleep(0.01)
+        rt.cmd_pub.publish(rt.JointState(name=["joint7"], velocity=[0.0]))
+        rt.close()
+        return sim_times, echo_times, lost_sim, lost_echo
+    finally:
+        echo.stop()
+        sim.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="measurement window per node row")
+    parser.add_argument("--pings", type=int, default=200, help="round trips per path")
+    args = parser.parse_args()
+    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + (os.getpid() + 53) % 100))
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+    load0 = os.getloadavg()[0]
+
+    print("control loop benchmark: rc_arm (7 DOF), joint_state_broadcaster + joint_trajectory_controller active")
+    print(f"  machine: {os.cpu_count()} CPUs, load average {load0:.2f} at start", flush=True)
+    anchor = core_anchor(min(args.seconds, 5.0))
+    client = Client()
+    try:
+        embedded = node_row(client, args.seconds, 1000, "embedded")
+        embedded_100 = node_row(client, args.seconds, 1000, "embedded", publish_rate=100.0)
+        topic = node_row(client, args.seconds, 500, "topic")
+        sim_rt, echo_rt, lost_sim, lost_echo = round_trip(client, args.pings)
+    finally:
+        client.shutdown()
+
+    us = 1e6
+    print()
+    print(f"{'update loop':<40} {'target Hz':>9} {'achieved':>9} {'mean us':>8} {'p99 us':>8} {'max us':>8} "
+          f"{'overrun %':>9} {'p99/anchor':>10} {'p99/period':>10}")
+    for label, s in (("core cycle, no ROS (anchor)", anchor), ("node, embedded simulator, 1 kHz", embedded),
+                     ("  same, states published at 100 Hz", embedded_100),
+                     ("node, topic-based to simulator, 500 Hz", topic)):
+        period = 1.0 / s["target_rate"]
+        print(f"{label:<40} {s['target_rate']:>9.0f} {s['achieved_rate']:>9.1f} {s['mean'] * us:>8.0f} "
+              f"{s['p99'] * us:>8.0f} {s['max'] * us:>8.0f} {s['overrun_ratio'] * 100:>9.3f} "
+              f"{s['p99'] / anchor['p99']:>10.2f} {s['p99'] / period:>10.2f}")
+    print("  (/joint_states, /dynamic_joint_states and the JTC state are published every cycle unless noted;")
+    print("   'states published at 100 Hz': broadcaster update_rate 100, JTC state_publish_rate 100)")
+    print(f"  goals completed while measuring: embedded {embedded['goals_succeeded']:.0f}/{embedded['goals']:.0f} "
+          f"succeeded, at 100 Hz publishing {embedded_100['goals_succeeded']:.0f}/{embedded_100['goals']:.0f}, "
+          f"topic-based {topic['goals_succeeded']:.0f}/{topic['goals']:.0f}")
+    print()
+    raw = float(np.median(echo_rt)) if echo_rt else float("nan")
+    print(f"{'round trip':<40} {'n':>5} {'lost':>5} {'median us':>10} {'p90 us':>8} {'p99 us':>8} "
+          f"{'median/raw':>10}")
+    for label, times, lost in (("raw rclpy JointState echo (anchor)", echo_rt, lost_echo),
+                               ("command -> state through the simulator", sim_rt, lost_sim)):
+        if not times:
+            print(f"{label:<40} {0:>5} {lost:>5}   (no answer)")
+            continue
+        a = np.array(times) * us
+        print(f"{label:<40} {len(a):>5} {lost:>5} {np.median(a):>10.0f} {np.percentile(a, 90):>8.0f} "
+              f"{np.percentile(a, 99):>8.0f} {np.median(a) / (raw * us):>10.2f}")
+    print()
+    ok_loop = embedded["p99"] < 500e-6 and embedded["overrun_ratio"] < 0.001
+    ok_loop_100 = embedded_100["p99"] < 500e-6 and embedded_100["overrun_ratio"] < 0.001
+    ok_rt = bool(sim_rt) and float(np.median(sim_rt)) <= 2.0 * raw
+    print(f"targets: embedded 1 kHz p99 < 500 us and < 0.1 % overruns: {'met' if ok_loop else 'NOT met'} "
+          f"(with 100 Hz publishing: {'met' if ok_loop_100 else 'NOT met'}); "
+          f"round trip <= 2x raw echo: {'met' if ok_rt else 'NOT met'} "
+          f"(load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""The controller manager's update loop thread and the three ways it can be paced.
+
+* :class:`WallPacing` -- ``update_rate`` in wall-clock time (a real robot, or a simulator without sim time).
+* :class:`SimClockPacing` -- with ``use_sim_time`` the loop follows ``/clock``: a cycle happens whenever
+  simulated time passed one period, so the control rate is a rate in *simulated* seconds, and a paused
+  simulator pauses control (while services keep answering).
+* :class:`LockstepPacing` -- the embedded simulator: the loop itself advances simulated time by exactly one
+  period per cycle (the engine steps in ``write``), paced against the wall clock by a real-time factor
+  (0 = as fast as possible), and can be paused. Identical inputs give identical runs.
+
+The loop measures each cycle's execution time into :class:`robot_core.control.loop_stats.LoopStats` and
+keeps the achieved rate; it knows nothing about ROS.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from robot_core.control.loop_stats import LoopStats
+
+Tick = tuple[float, float]  # (time, period) handed to read/update/write
+
+
+class CycleGate:
+    """Keeps helper threads' Python work (publishing) out of a running control cycle.
+
+    Python runs one thread at a time; a publisher thread that holds the interpreter when a cycle starts makes
+    the cycle wait, and CPython hands the interpreter back and forth every switch interval during the cycle.
+    Helpers wrap each piece of work in :meth:`helper`; the loop wraps each cycle in :meth:`cycle`. A helper
+    never starts work while a cycle runs or waits, so a cycle waits at most for one piece already under way.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cycle_waiting = False
+
+    @contextlib.contextmanager
+    def cycle(self) -> Iterator[None]:
+        self._cycle_waiting = True
+        with self._lock:
+            self._cycle_waiting = False
+            yield
+
+    @contextlib.contextmanager
+    def helper(self) -> Iterator[None]:
+        while self._cycle_waiting:
+            time.sleep(0)  # let the cycle take the gate first
+        with self._lock:
+            yield
+
+
+class WallPacing:
+    """Absolute deadlines on the monotonic clock; ``now`` supplies the time stamped on data (ROS time)."""
+
+    def __init__(self, rate: float, now: Callable[[], float], max_lag_periods: int = 10):
+        self.period = 1.0 / rate
+        self.now = now
+        self.max_lag = max_lag_periods * self.period
+        self.skipped = 0
+        self._next: float | None = None
+        self._last: float | None = None
+
+    def wait_next(self, stop: threading.Event) -> Tick | None:
+        mono = time.monotonic()
+        if self._next is None:
+            self._next = mono
+        else:
+            self._next += self.period
+            delay = self._next - mono
+            if delay > 0.0:
+                if stop.wait(delay):
+                    return None
+            elif -delay > self.max_lag:
+                # Far behind (machine stalled): skip the missed cycles instead of running them back to back.
+                self.skipped += int(-delay / self.period)
+                self._next = mono
+        if stop.is_set():
+            return None
+        t = self.now()
+        period = self.period if self._last is None or t <= self._last else t - self._last
+        self._last = t
+        return t, period
+
+
+class SimClockPacing:
+    """Cycles driven by ``/clock``: feed every clock message to :meth:`on_clock`."""
+
+    def __init__(self, rate: float):
+        self.period = 1.0 / rate
+        self._cond = threading.Condition()
+        self._sim: float | None = None
+        self._last: float | None = None
+        self._next = 0.0
+
+    @property
+    def sim_time(self) -> float | None:
+        return self._sim
+
+    def on_clock(self, t: float) -> None:
+        with self._cond:
+            self._sim = t
+            if t >= self._next or (self._last is not None and t < self._last):
+                self._cond.notify_all()
+
+    def wait_next(self, stop: threading.Event) -> Tick | None:
+        with self._cond:
+            while True:
+                if stop.is_set():
+                    return None
+                sim = self._sim
+                if sim is not None:
+                    if self._last is not None and sim < self._last:  # simulation reset: time jumped back
+                        self._last = None
+                    if self._last is None or sim >= self._next - 1e-12:
+                        break
+                self._cond.wait(0.1)
+            period = self.period if self._last is None else sim - self._last
+            self._last = sim
+            # next deadline on the grid of periods; if the simulator ran ahead, continue from now
+            nxt = self._next + self.period
+            self._next = nxt if nxt > sim else sim + self.period
+            return sim, period
+
+    def wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+
+class LockstepPacing:
+    """Simulated time advanced by the loop itself; ``sim_time`` reads the engine's clock."""
+
+    def __init__(self, rate: float, sim_time: Callable[[], float], real_time_factor: float = 1.0,
+                 paused: bool = False):
+        self.period = 1.0 / rate
+        self.sim_time = sim_time
+        self.real_time_factor = float(real_time_factor)
+        self._cond = threading.Condition()
+        self._running = not paused
+        self._pending = 0  # cycles requested by step() while paused
+        self._unfinished = 0  # cycles handed out and not yet reported done
+        self._wall_start: float | None = None
+        self._sim_start = 0.0
+
+    @property
+    def paused(self) -> bool:
+        return not self._running
+
+    def pause(self) -> None:
+        with self._cond:
+            self._running = False
+
+    def resume(self) -> None:
+        with self._cond:
+            self._wall_start = None
+            self._running = True
+            self._cond.notify_all()
+
+    def step(self, cycles: int, timeout: float = 10.0) -> bool:
+        """While paused, run exactly ``cycles`` more cycles; returns when they are done (False on timeout)."""
+        with self._cond:
+            if self._running:
+                return False
+            self._pending += int(cycles)
+            self._cond.notify_all()
+            return self._cond.wait_for(lambda: self._pending == 0 and self._unfinished == 0, timeout)
+
+    def cycle_done(self) -> None:
+        with self._cond:
+            if self._unfinished:
+                self._unfinished -= 1
+                self._cond.notify_all()
+
+    def wait_next(self, stop: threading.Event) -> Tick | None:
+        with self._cond:
+            while not self._running:
+                if stop.is_set():
+                    return None
+                if self._pending > 0:
+                    self._pending -= 1
+                    self._unfinished += 1
+                    return self.sim_time(), self.period
+                self._cond.wait(0.05)
+        if self.real_time_factor > 0.0:
+            sim = self.sim_time()
+            mono = time.monotonic()
+            if self._wall_start is None:
+                self._wall_start, self._sim_start = mono, sim
+            target = self._wall_start + (sim - self._sim_start) / self.real_time_factor
+            delay = target - mono
+            if delay > 0.0:
+                if stop.wait(delay):
+                    return None
+            elif delay < -10 * self.period / self.real_time_factor:
+                self._wall_start, self._sim_start = mono, sim  # fell behind: do not try to catch up
+        if stop.is_set():
+            return None
+        return self.sim_time(), self.period
+
+
+class ControlLoop:
+    """A thread calling ``cycle(time, period)`` as paced, recording execution times."""
+
+    def __init__(self, cycle: Callable[[float, float], None], pacing: WallPacing | SimClockPacing | LockstepPacing,
+                 rate: float, on_overrun: Callable[[float], None] | None = None, name: str = "control_loop",
+                 gate: CycleGate | None = None):
+        self.cycle = cycle
+        self.gate = gate or CycleGate()
+        self.pacing = pacing
+        self.rate = float(rate)
+        self.stats = LoopStats(1.0 / self.rate)
+        self.on_overrun = on_overrun
+        self._stop = threading.Event()
+        self._wall_start = time.monotonic()
+        self._stats_lock = threading.Lock()
+        self.last_time = math.nan
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._wall_start = time.monotonic()
+        self._thread.start()
+
+    def _run(self) -> None:
+        perf = time.perf_counter
+        done = getattr(self.pacing, "cycle_done", None)
+        while True:
+            tick = self.pacing.wait_next(self._stop)
+            if tick is None:
+                return
+            t, period = tick
+            with self.gate.cycle():
+                t0 = perf()
+                self.cycle(t, period)
+                dt = perf() - t0
+            self.last_time = t
+            if done is not None:
+                done()
+            with self._stats_lock:
+                overran = self.stats.record(dt)
+            if overran and self.on_overrun is not None:
+                self.on_overrun(dt)
+
+    def statistics(self) -> dict[str, float]:
+        """Counters plus mean/p99/max execution time (s) and the achieved rate (cycles per wall second)."""
+        with self._stats_lock:
+            out = self.stats.summary()
+            elapsed = time.monotonic() - self._wall_start
+        out["achieved_rate"] = out["cycles"] / elapsed if elapsed > 0 else 0.0
+        out["target_rate"] = self.rate
+        out["elapsed"] = elapsed
+        out["skipped_cycles"] = float(getattr(self.pacing, "skipped", 0))
+        return out
+
+    def reset_statistics(self) -> None:
+        with self._stats_lock:
+            self.stats.reset()
+            self._wall_start = time.monotonic()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        if isinstance(self.pacing, SimClockPacing):
+            self.pacing.wake()
+        if self._thread.is_alive():
+            self._thread.join(timeout)

@@ -1,0 +1,642 @@
+"""``controller_manager``: ros2_control's controller manager as an rclpy node over ControllerManagerCore.
+
+Run as ``ros2 run robot_core controller_manager --ros-args --params-file controllers.yaml`` (node name
+``controller_manager``). The node only translates: services, parameters and topics to and from
+:class:`robot_core.control.manager.ControllerManagerCore`, which holds every rule.
+
+Per controller (as upstream): ``<name>.type``, ``<name>.params_file`` (string or string[]: parameter files
+loaded into the controller's node, set by ``spawner -p``), ``<name>.node_options_args`` (ROS arguments of the
+controller's node, set by ``spawner --controller-ros-args``).
+
+Parameters:
+  update_rate (int, 100): control loop rate in Hz (simulated seconds with ``use_sim_time``).
+  robot_description (string): the URDF; empty -> the ``robot_description`` topic (transient local) is used.
+  robot_description_file (string): convenience alternative: a URDF / xacro / .g file path.
+  hardware_mode ("", "topic", "embedded"): "" uses each ``<ros2_control>`` block's plugin; "embedded" runs
+      the physics engine in this process (``robot_core/InProcessSimulator``), "topic" forces the topic-based
+      protocol.
+  state_timeout (double, -1): seconds without joint states before a topic-based component is failed
+      (-1: the hardware parameter ``state_timeout`` or 1 s; 0 disables).
+  real_time_factor (double, 1.0), start_paused (bool, false), publish_clock (bool, true),
+      sim_timestep (double, 0.001): embedded simulator pacing, initial pause, ``/clock`` and physics step.
+  overrun_report_period (double, 5.0): at most one overrun warning per this many seconds.
+  publisher_duty_cycle (double, 0.5): share of wall time the thread publishing controller outputs and /clock
+      may use (newest value wins when it cannot keep up; see robot_core.nodes.outbox). 1.0 = no limit.
+  hardware_components_initial_state.unconfigured / .inactive (string[]): components that start in that state
+      instead of active (upstream's parameter).
+
+Services (private, controller_manager_msgs): list_controllers, list_controller_types, load_controller,
+configure_controller, switch_controller, cleanup_controller, unload_controller, reload_controller_libraries,
+list_hardware_components, list_hardware_interfaces, set_hardware_component_state; robot_core's own:
+``~/loop_statistics`` and ``~/reset_loop_statistics`` (std_srvs/Trigger; JSON in ``message``), and in embedded
+mode ``~/pause_simulation``, ``~/resume_simulation`` (Trigger) and ``~/step_simulation``
+(robot_core_interfaces/StepSimulation, ``steps`` control cycles).
+
+Topics: ``~/activity`` (ControllerManagerActivity, reliable, transient local, depth 1) on every change;
+the topic-based components' command/state topics and ``/clock`` (received, or published in embedded mode) on
+an internal node ``<name>_hardware_io`` (see robot_core.nodes.hardware_io for why).
+
+Each controller is its own node, named after the controller, spun by the same executor (see
+robot_core.nodes.controllers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rclpy.node import Node
+
+from robot_core.control.errors import ControlError
+from robot_core.control.hardware import IN_PROCESS_PLUGIN, HardwareInfo, create_component
+from robot_core.control.in_process_simulator import InProcessSimulatorComponent
+from robot_core.control.lifecycle import State
+from robot_core.control.manager import ControllerManagerCore
+from robot_core.control.messages import ActivityData
+from robot_core.control.topic_based import TopicBasedComponent
+from robot_core.nodes import ros_conversions as conv
+from robot_core.nodes.control_loop import ControlLoop, CycleGate, LockstepPacing, SimClockPacing, WallPacing
+from robot_core.nodes.controllers import adapter_class
+from robot_core.nodes.controllers.base import ControllerAdapter
+from robot_core.nodes.hardware_io import HardwareIo
+from robot_core.nodes.outbox import Outbox
+from robot_core.nodes.parameters import declare_overrides, parameter_value, parameters_as_dict
+
+TOPIC_PLUGIN = "topic_based_ros2_control/TopicBasedSystem"
+# Parameters of this node that are not controller entries.
+OWN_PARAMETERS: dict[str, Any] = {
+    "update_rate": 100,
+    "robot_description": "",
+    "robot_description_file": "",
+    "hardware_mode": "",
+    "state_timeout": -1.0,
+    "real_time_factor": 1.0,
+    "start_paused": False,
+    "publish_clock": True,
+    "sim_timestep": 0.001,
+    "overrun_report_period": 5.0,
+    "publisher_duty_cycle": 0.5,
+}
+
+
+class RclpyLogAdapter:
+    """``logging.Logger``-style calls (``%`` formatting) forwarded to an rclpy logger."""
+
+    def __init__(self, logger: Any):
+        self._logger = logger
+
+    @staticmethod
+    def _fmt(msg: str, args: tuple[Any, ...]) -> str:
+        return msg % args if args else msg
+
+    def debug(self, msg: str, *args: Any) -> None:
+        self._logger.debug(self._fmt(msg, args))
+
+    def info(self, msg: str, *args: Any) -> None:
+        self._logger.info(self._fmt(msg, args))
+
+    def warning(self, msg: str, *args: Any) -> None:
+        self._logger.warning(self._fmt(msg, args))
+
+    def error(self, msg: str, *args: Any) -> None:
+        self._logger.error(self._fmt(msg, args))
+
+    def exception(self, msg: str, *args: Any) -> None:
+        self._logger.error(self._fmt(msg, args))
+
+
+class ControllerManagerNode(Node):
+    """The ``controller_manager`` node. Call :meth:`attach` with the executor that spins it."""
+
+    def __init__(self, node_name: str = "controller_manager", **kwargs: Any):
+        super().__init__(node_name, allow_undeclared_parameters=True, **kwargs)
+        from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+
+        declare_overrides(self)
+        for name, default in OWN_PARAMETERS.items():
+            if not self.has_parameter(name):
+                self.declare_parameter(name, default)
+        self.executor_ref: Any = None
+        self.core: ControllerManagerCore | None = None
+        self.loop: ControlLoop | None = None
+        self.adapters: dict[str, ControllerAdapter] = {}
+        self.gate = CycleGate()
+        self.outbox = Outbox("cm_outbox", self.get_logger().error, self.gate,
+                             duty=float(self.get_parameter("publisher_duty_cycle").value))
+        self.embedded: InProcessSimulatorComponent | None = None
+        self._service_group = MutuallyExclusiveCallbackGroup()
+        self._io_group = ReentrantCallbackGroup()
+        self._init_lock = threading.Lock()
+        self._cm_services: list[Any] = []
+        self._clock_pub = None
+        self._last_overrun_log = -1e9
+        self._activity_pub = self._make_activity_publisher()
+        self.mode = str(self.get_parameter("hardware_mode").value).strip().lower()
+        if self.mode not in ("", "topic", "embedded"):
+            raise ControlError(f"parameter 'hardware_mode' must be '', 'topic' or 'embedded', got '{self.mode}'")
+        self.update_rate = float(self.get_parameter("update_rate").value)
+        if not self.update_rate > 0:
+            raise ControlError(f"parameter 'update_rate' must be > 0 Hz, got {self.update_rate}")
+        self.io = HardwareIo(self.context, f"{node_name}_hardware_io", self.get_namespace(),
+                             clock_from_topic=self.mode != "embedded")
+        self.io.share_clock(self)
+        self._description_sub = None
+        description = self._initial_description()
+        if description:
+            self._initialize(description)
+        else:
+            from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+            from std_msgs.msg import String
+
+            qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                             reliability=ReliabilityPolicy.RELIABLE)
+            self._description_sub = self.create_subscription(String, "robot_description", self._on_description, qos,
+                                                             callback_group=self._service_group)
+            self.get_logger().info("Waiting for data on 'robot_description' topic to finish initialization")
+
+    # ------------------------------------------------------------------ set-up
+    def attach(self, executor: Any) -> None:
+        """The executor that spins this node also spins the controller nodes."""
+        self.executor_ref = executor
+        executor.add_node(self)
+        for adapter in self.adapters.values():
+            executor.add_node(adapter.node)
+
+    def _make_activity_publisher(self) -> Any:
+        from controller_manager_msgs.msg import ControllerManagerActivity
+        from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+        qos = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        return self.create_publisher(ControllerManagerActivity, "~/activity", qos)
+
+    def _initial_description(self) -> str:
+        text = str(self.get_parameter("robot_description").value or "")
+        path = str(self.get_parameter("robot_description_file").value or "")
+        if text.strip():
+            return text
+        if path:
+            from pathlib import Path
+
+            return str(Path(path).expanduser())
+        return ""
+
+    def _on_description(self, msg: Any) -> None:
+        if self.core is not None:
+            self.get_logger().warning("robot_description received again; the controller manager keeps the first "
+                                      "one (restart it to change the robot)")
+            return
+        try:
+            self._initialize(msg.data)
+        except Exception as exc:
+            self.get_logger().error(f"could not initialize from the 'robot_description' topic: {exc}")
+
+    def _initialize(self, description: str) -> None:
+        """Robot -> hardware components -> services -> update loop. Runs once."""
+        from robot_core.model import load_robot
+
+        with self._init_lock:
+            if self.core is not None:
+                return
+            robot = load_robot(description)
+            core = ControllerManagerCore(robot, self.update_rate, on_activity=self._on_activity,
+                                         logger=RclpyLogAdapter(self.get_logger()))
+            if not robot.ros2_control:
+                raise ControlError(f"robot '{robot.name}' has no <ros2_control> block, so there is no hardware to "
+                                   f"control")
+            for block in robot.ros2_control:
+                info = HardwareInfo.from_ros2_control(block, robot)
+                self._add_component(core, robot, info)
+            self.core = core
+            self._create_services()
+            self._start_loop()
+            self.get_logger().info(
+                f"controller manager ready: robot '{robot.name}', {len(core.components)} hardware component(s) "
+                f"{list(core.components)}, update_rate {self.update_rate:g} Hz, "
+                f"{'embedded simulator' if self.embedded is not None else 'hardware mode ' + (self.mode or 'urdf')}")
+            self._on_activity(core.activity())
+
+    def _add_component(self, core: ControllerManagerCore, robot: Any, info: HardwareInfo) -> None:
+        plugin = info.plugin
+        if self.mode == "embedded":
+            plugin = IN_PROCESS_PLUGIN
+        elif self.mode == "topic":
+            plugin = TOPIC_PLUGIN
+        timeout = float(self.get_parameter("state_timeout").value)
+        if timeout >= 0.0:
+            info.hardware_params["state_timeout"] = str(timeout)
+        kwargs: dict[str, Any] = {}
+        if plugin == IN_PROCESS_PLUGIN:
+            if self.embedded is not None:
+                raise ControlError(f"hardware component '{info.name}': only one in-process simulator is supported "
+                                   f"(already running '{self.embedded.name}')")
+            kwargs["timestep"] = float(self.get_parameter("sim_timestep").value)
+        component = create_component(info, robot, plugin if plugin != info.plugin else None, **kwargs)
+        if isinstance(component, TopicBasedComponent):
+            self.io.bridge_topic_component(component)
+        elif isinstance(component, InProcessSimulatorComponent):
+            self.embedded = component
+        core.add_hardware_component(component, self._initial_hardware_state(info.name))
+
+    def _initial_hardware_state(self, name: str) -> State:
+        """Upstream's ``hardware_components_initial_state.{unconfigured,inactive}`` lists; default active."""
+        for label, state in (("unconfigured", State.UNCONFIGURED), ("inactive", State.INACTIVE)):
+            names = parameter_value(self, f"hardware_components_initial_state.{label}", [])
+            if name in ([names] if isinstance(names, str) else list(names)):
+                return state
+        return State.ACTIVE
+
+    # ------------------------------------------------------------------ the loop
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def control_time(self) -> float:
+        """The time controllers see (sim time in embedded mode or with use_sim_time)."""
+        if self.embedded is not None:
+            return self.embedded.sim_time
+        if self.loop is not None and isinstance(self.loop.pacing, SimClockPacing):
+            sim = self.loop.pacing.sim_time
+            return sim if sim is not None else 0.0
+        return self._now()
+
+    def _start_loop(self) -> None:
+        pacing: WallPacing | SimClockPacing | LockstepPacing
+        if self.embedded is not None:
+            pacing = LockstepPacing(self.update_rate, lambda: self.embedded.sim_time,
+                                    float(self.get_parameter("real_time_factor").value),
+                                    bool(self.get_parameter("start_paused").value))
+            self.io.use_own_clock()
+            if self.get_parameter("publish_clock").value:
+                from rclpy.qos import QoSProfile, ReliabilityPolicy
+                from rosgraph_msgs.msg import Clock
+
+                self._clock_pub = self.io.node.create_publisher(
+                    Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+            self._create_sim_services(pacing)
+        elif self.get_parameter("use_sim_time").value:
+            pacing = SimClockPacing(self.update_rate)
+            self.io.on_clock(pacing.on_clock)
+        else:
+            # Without sim time ROS time is the system clock; read it directly (rclpy's Clock.now() costs tens of
+            # microseconds, a noticeable share of a 1 kHz cycle).
+            pacing = WallPacing(self.update_rate, time.time)
+        self.loop = ControlLoop(self._cycle, pacing, self.update_rate, self._on_overrun, gate=self.gate)
+        self.loop.start()
+
+    def _cycle(self, time: float, period: float) -> None:
+        core = self.core
+        assert core is not None
+        self.io.poll()
+        core.update(time, period)
+        if self.embedded is not None:
+            self.outbox.post("clock", self._publish_clock, self.embedded.sim_time)
+
+    def _publish_clock(self, t: float) -> None:
+        from rosgraph_msgs.msg import Clock
+
+        msg = Clock(clock=conv.to_time(t))
+        if self._clock_pub is not None:
+            self._clock_pub.publish(msg)
+        self.io.deliver_clock(msg)
+
+    def _on_overrun(self, exec_time: float) -> None:
+        now = time.monotonic()
+        if now - self._last_overrun_log < float(self.get_parameter("overrun_report_period").value):
+            return
+        self._last_overrun_log = now
+        assert self.loop is not None
+        s = self.loop.stats
+        self.get_logger().warning(
+            f"Overrun detected! The control loop took {exec_time * 1e3:.3f} ms, more than the period "
+            f"{1e3 / self.update_rate:.3f} ms ({s.overruns} overruns in {s.cycles} cycles)")
+
+    # ------------------------------------------------------------------ activity
+    def _on_activity(self, data: ActivityData) -> None:
+        data.stamp = self.control_time()
+        self._activity_pub.publish(conv.activity(data))
+        for name, state in data.controllers:
+            adapter = self.adapters.get(name)
+            if adapter is not None:
+                try:
+                    adapter.on_state_change(state)
+                except Exception as exc:
+                    self.get_logger().error(f"controller '{name}': state change handling failed: {exc}")
+
+    # ------------------------------------------------------------------ services
+    def _create_services(self) -> None:
+        from controller_manager_msgs import srv
+        from std_srvs.srv import Trigger
+
+        table: list[tuple[Any, str, Callable[[Any, Any], Any]]] = [
+            (srv.ListControllers, "list_controllers", self._srv_list_controllers),
+            (srv.ListControllerTypes, "list_controller_types", self._srv_list_controller_types),
+            (srv.LoadController, "load_controller", self._srv_load_controller),
+            (srv.ConfigureController, "configure_controller", self._srv_configure_controller),
+            (srv.SwitchController, "switch_controller", self._srv_switch_controller),
+            (srv.CleanupController, "cleanup_controller", self._srv_cleanup_controller),
+            (srv.UnloadController, "unload_controller", self._srv_unload_controller),
+            (srv.ReloadControllerLibraries, "reload_controller_libraries", self._srv_reload_libraries),
+            (srv.ListHardwareComponents, "list_hardware_components", self._srv_list_hardware_components),
+            (srv.ListHardwareInterfaces, "list_hardware_interfaces", self._srv_list_hardware_interfaces),
+            (srv.SetHardwareComponentState, "set_hardware_component_state", self._srv_set_hardware_state),
+            (Trigger, "loop_statistics", self._srv_loop_statistics),
+            (Trigger, "reset_loop_statistics", self._srv_reset_loop_statistics),
+        ]
+        for srv_type, name, callback in table:
+            self._cm_services.append(self.create_service(srv_type, f"~/{name}", callback,
+                                                      callback_group=self._service_group))
+
+    def _create_sim_services(self, pacing: LockstepPacing) -> None:
+        from robot_core_interfaces.srv import StepSimulation
+        from std_srvs.srv import Trigger
+
+        def pause(_req: Any, res: Any) -> Any:
+            pacing.pause()
+            res.success, res.message = True, f"paused at sim time {self.control_time():.6f} s"
+            return res
+
+        def resume(_req: Any, res: Any) -> Any:
+            pacing.resume()
+            res.success, res.message = True, "resumed"
+            return res
+
+        def step(req: Any, res: Any) -> Any:
+            if not pacing.paused:
+                res.success, res.message = False, "step_simulation needs the simulation paused (~/pause_simulation)"
+            else:
+                ok = pacing.step(int(req.steps), timeout=max(10.0, req.steps / self.update_rate * 10))
+                res.success, res.message = ok, "" if ok else "timed out while stepping"
+            res.step_count = self.loop.stats.cycles if self.loop else 0
+            res.sim_time = conv.to_time(self.control_time())
+            return res
+
+        for srv_type, name, cb in ((Trigger, "pause_simulation", pause), (Trigger, "resume_simulation", resume),
+                                   (StepSimulation, "step_simulation", step)):
+            self._cm_services.append(self.create_service(srv_type, f"~/{name}", cb, callback_group=self._io_group))
+
+    def _refuse(self, exc: Exception) -> None:
+        self.get_logger().error(str(exc))
+
+    def _srv_list_controllers(self, _req: Any, res: Any) -> Any:
+        res.controller = [conv.controller_state(c) for c in self.core.list_controllers()]
+        return res
+
+    def _srv_list_controller_types(self, _req: Any, res: Any) -> Any:
+        types, bases = self.core.list_controller_types()
+        res.types, res.base_classes = list(types), list(bases)
+        return res
+
+    def _srv_load_controller(self, req: Any, res: Any) -> Any:
+        try:
+            self.load_controller(req.name)
+            res.ok = True
+        except ControlError as exc:
+            self._refuse(exc)
+            res.ok = False
+        return res
+
+    def _srv_configure_controller(self, req: Any, res: Any) -> Any:
+        try:
+            self.configure_controller(req.name)
+            res.ok = True
+        except ControlError as exc:
+            self._refuse(exc)
+            res.ok = False
+        return res
+
+    def _srv_switch_controller(self, req: Any, res: Any) -> Any:
+        result = self.core.switch_controller(list(req.activate_controllers), list(req.deactivate_controllers),
+                                             int(req.strictness), bool(req.activate_asap),
+                                             conv.time_to_seconds(req.timeout))
+        res.ok, res.message = bool(result.ok), result.message
+        return res
+
+    def _srv_cleanup_controller(self, req: Any, res: Any) -> Any:
+        try:
+            self.core.cleanup_controller(req.name)
+            self.adapters[req.name].cleanup()
+            res.ok = True
+        except ControlError as exc:
+            self._refuse(exc)
+            res.ok = False
+        return res
+
+    def _srv_unload_controller(self, req: Any, res: Any) -> Any:
+        try:
+            self.unload_controller(req.name)
+            res.ok = True
+        except ControlError as exc:
+            self._refuse(exc)
+            res.ok = False
+        return res
+
+    def _srv_reload_libraries(self, req: Any, res: Any) -> Any:
+        try:
+            self.core.reload_controller_libraries(bool(req.force_kill))
+            res.ok = True
+        except ControlError as exc:
+            self._refuse(exc)
+            res.ok = False
+        self._drop_unloaded_adapters()
+        return res
+
+    def _srv_list_hardware_components(self, _req: Any, res: Any) -> Any:
+        comps = self.core.list_hardware_components()
+        for c in comps:
+            if c.failed:
+                self.get_logger().warning(f"hardware component '{c.name}' is failed: {c.failure_reason}",
+                                          throttle_duration_sec=5.0)
+        res.component = [conv.hardware_component_state(c) for c in comps]
+        return res
+
+    def _srv_list_hardware_interfaces(self, _req: Any, res: Any) -> Any:
+        commands, states = self.core.list_hardware_interfaces()
+        res.command_interfaces = [conv.hardware_interface(i) for i in commands]
+        res.state_interfaces = [conv.hardware_interface(i) for i in states]
+        return res
+
+    def _srv_set_hardware_state(self, req: Any, res: Any) -> Any:
+        target: int | str = req.target_state.id if req.target_state.id != 0 else req.target_state.label
+        try:
+            state = self.core.set_hardware_component_state(req.name, target)
+            res.ok = True
+        except ControlError as exc:
+            self._refuse(exc)
+            res.ok = False
+            comp = self.core.components.get(req.name)
+            state = comp.state if comp is not None else State.UNKNOWN
+        res.state = conv.lifecycle_state(state)
+        return res
+
+    def _srv_loop_statistics(self, _req: Any, res: Any) -> Any:
+        stats = self.loop.statistics() if self.loop else {}
+        res.success, res.message = True, json.dumps(stats)
+        return res
+
+    def _srv_reset_loop_statistics(self, _req: Any, res: Any) -> Any:
+        if self.loop:
+            self.loop.reset_statistics()
+        res.success, res.message = True, "loop statistics reset"
+        return res
+
+    # ------------------------------------------------------------------ controller life (also usable in-process)
+    def load_controller(self, name: str) -> ControllerAdapter:
+        """Create the controller's node and core object; raises ControlError with upstream's wording."""
+        import rclpy
+
+        core = self.core
+        assert core is not None
+        if name in core.controller_names():
+            raise ControlError(f"A controller named '{name}' was already loaded inside the controller manager")
+        type_name = parameter_value(self, f"{name}.type")
+        if not type_name:
+            raise ControlError(f"The 'type' param was not defined for '{name}'.")
+        if not core.registry.has(str(type_name)):
+            raise ControlError(f"Loader for controller '{name}' (type '{type_name}') not found. Available types: "
+                               f"{core.registry.types()}")
+        params_files = parameter_value(self, f"{name}.params_file", [])
+        if isinstance(params_files, str):
+            params_files = [params_files] if params_files else []
+        cli_args: list[str] = []
+        if params_files:
+            cli_args = ["--ros-args"]
+            for f in params_files:
+                cli_args += ["--params-file", str(f)]
+        node_args = parameter_value(self, f"{name}.node_options_args", [])
+        if node_args:
+            node_args = [str(a) for a in ([node_args] if isinstance(node_args, str) else node_args)]
+            cli_args += node_args if node_args[0] == "--ros-args" or cli_args else ["--ros-args", *node_args]
+        try:
+            node = rclpy.create_node(name, namespace=self.get_namespace(), context=self.context,
+                                     cli_args=cli_args or None, allow_undeclared_parameters=True)
+        except Exception as exc:
+            raise ControlError(f"Could not create the node of controller '{name}': {exc}") from None
+        try:
+            declare_overrides(node)
+            adapter_cls = adapter_class(str(type_name))
+            params = parameters_as_dict(node)
+            params.pop("type", None)
+            controller = core.load_controller(name, str(type_name), params)
+        except Exception as exc:
+            node.destroy_node()
+            if isinstance(exc, ControlError):
+                raise
+            raise ControlError(f"Could not load controller '{name}': {type(exc).__name__}: {exc}") from exc
+        adapter = adapter_cls(node, controller, self.outbox, self.control_time)
+        self.io.share_clock(node)
+        self.adapters[name] = adapter
+        if self.executor_ref is not None:
+            self.executor_ref.add_node(node)
+        return adapter
+
+    def configure_controller(self, name: str) -> None:
+        core = self.core
+        assert core is not None
+        controller = core.controller(name) if name in core.controller_names() else None
+        if controller is None:
+            raise ControlError(f"Could not configure controller with name '{name}' because no controller with this "
+                               f"name exists")
+        adapter = self.adapters[name]
+        if controller.state == State.INACTIVE:
+            core.cleanup_controller(name)  # re-configure from inactive: cleanup first, as ros2_control does
+            adapter.cleanup()
+        if controller.state == State.UNCONFIGURED:
+            params = adapter.read_parameters()
+            params.pop("type", None)
+            core.set_controller_params(name, params)
+        core.configure_controller(name)
+        adapter.configure()
+
+    def unload_controller(self, name: str) -> None:
+        core = self.core
+        assert core is not None
+        core.unload_controller(name)
+        self._drop_unloaded_adapters()
+
+    def _drop_unloaded_adapters(self) -> None:
+        loaded = set(self.core.controller_names()) if self.core else set()
+        for name in [n for n in self.adapters if n not in loaded]:
+            adapter = self.adapters.pop(name)
+            self.io.forget_clock(adapter.node)
+            if self.executor_ref is not None:
+                with contextlib.suppress(Exception):
+                    self.executor_ref.remove_node(adapter.node)
+            adapter.destroy()
+
+    # ------------------------------------------------------------------ shutdown
+    def shutdown(self) -> None:
+        """Stop the loop, let the core bring controllers down (hold commands are written once), clean up."""
+        if self.loop is not None:
+            self.loop.stop()
+        if self.core is not None:
+            try:
+                self.core.shutdown()
+            except Exception as exc:
+                self.get_logger().error(f"shutdown: {exc}")
+            self._drop_unloaded_adapters()
+        self.outbox.flush(0.5)
+        self.outbox.close()
+        self.io.shutdown()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+
+    # A thread waiting for the GIL gets it after this long at most: keeps the control loop from being starved
+    # by Python work on the executor threads (the default, 5 ms, is five 1 kHz periods).
+    sys.setswitchinterval(0.0002)
+    rclpy.init(args=list(sys.argv if argv is None else argv), signal_handler_options=SignalHandlerOptions.NO)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        node = ControllerManagerNode()
+    except Exception as exc:
+        print(f"controller_manager: error: {exc}", file=sys.stderr, flush=True)
+        rclpy.try_shutdown()
+        return 1
+    executor = MultiThreadedExecutor(num_threads=6)
+    node.attach(executor)
+    # Everything built so far (modules, the robot, the engine) lives as long as the process: keep it out of the
+    # cyclic garbage collector's full passes, which otherwise stall the control loop for milliseconds.
+    gc.collect()
+    gc.freeze()
+    spinner = threading.Thread(target=lambda: _spin(node, executor, ExternalShutdownException), daemon=True)
+    spinner.start()
+    while not stop.wait(0.2):
+        if not spinner.is_alive():
+            break
+    node.get_logger().info("shutting down")
+    node.shutdown()
+    executor.shutdown(timeout_sec=2.0)
+    with contextlib.suppress(Exception):
+        node.destroy_node()
+    rclpy.try_shutdown()
+    return 0
+
+
+def _spin(node: Any, executor: Any, shutdown_exc: type[BaseException]) -> None:
+    """Spin until shutdown. rclpy can raise InvalidHandle in the waiting thread when a controller's topic is
+    destroyed (cleanup/unload) while a wait set is being built; that entity is gone, so spinning simply resumes."""
+    while node.context.ok():
+        try:
+            executor.spin()
+            return
+        except (shutdown_exc, KeyboardInterrupt):
+            return
+        except Exception as exc:
+            if "destruction was requested" not in str(exc):
+                node.get_logger().error(f"executor: {type(exc).__name__}: {exc}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

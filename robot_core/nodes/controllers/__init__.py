@@ -1,0 +1,39 @@
+"""ROS adapters of the controllers, one module per controller family; :func:`adapter_class` picks one by type.
+
+A type without a dedicated adapter (e.g. gravity compensation, which takes no input) gets the plain
+:class:`~robot_core.nodes.controllers.base.ControllerAdapter`: it still has its node and parameters.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from robot_core.nodes.controllers.base import ControllerAdapter
+
+_ADAPTERS: dict[str, str] = {
+    "joint_state_broadcaster/JointStateBroadcaster":
+        "robot_core.nodes.controllers.joint_state_broadcaster:JointStateBroadcasterAdapter",
+    "forward_command_controller/ForwardCommandController":
+        "robot_core.nodes.controllers.forward_command:ForwardCommandAdapter",
+    "position_controllers/JointGroupPositionController":
+        "robot_core.nodes.controllers.forward_command:ForwardCommandAdapter",
+    "velocity_controllers/JointGroupVelocityController":
+        "robot_core.nodes.controllers.forward_command:ForwardCommandAdapter",
+    "effort_controllers/JointGroupEffortController":
+        "robot_core.nodes.controllers.forward_command:ForwardCommandAdapter",
+    "pid_controller/PidController": "robot_core.nodes.controllers.pid_controller:PidControllerAdapter",
+    "joint_trajectory_controller/JointTrajectoryController":
+        "robot_core.nodes.controllers.joint_trajectory:JointTrajectoryAdapter",
+    "robot_core/ComputedTorqueController": "robot_core.nodes.controllers.joint_trajectory:JointTrajectoryAdapter",
+}
+
+
+def adapter_class(type_name: str) -> type[ControllerAdapter]:
+    target = _ADAPTERS.get(type_name)
+    if target is None:
+        return ControllerAdapter
+    module, _, cls = target.partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+__all__ = ["ControllerAdapter", "adapter_class"]

@@ -1,0 +1,107 @@
+"""The ROS side of one loaded controller: its node, and the topics, services and actions on it.
+
+Like ros2_control, every controller is a node named after the controller (so ``~/commands`` of
+``forward_position_controller`` is ``/forward_position_controller/commands`` and its parameters live on that
+node), but here all of them run inside the controller manager's process and executor.
+
+An adapter creates its ROS entities when the controller is configured and removes them at cleanup, as
+upstream controllers do in ``on_configure``/``on_cleanup``. Output the controller core emits during
+``update`` (in the control loop thread) goes through the manager's :class:`~robot_core.nodes.outbox.Outbox`,
+so message building and publishing never run inside the loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from robot_core.control.controller_base import Controller
+from robot_core.control.lifecycle import State
+from robot_core.nodes.outbox import Outbox
+from robot_core.nodes.parameters import parameters_as_dict
+
+
+class ControllerAdapter:
+    """Base adapter: parameters in, emitted outputs published; subclasses add inputs in :meth:`create_entities`."""
+
+    #: controller type names this adapter serves (see robot_core.nodes.controllers.ADAPTERS)
+    types: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, node: Any, controller: Controller, outbox: Outbox, clock_now: Callable[[], float]):
+        self.node = node
+        self.controller = controller
+        self.name = controller.name
+        self.outbox = outbox
+        self.now = clock_now  # the manager's control time (s): sim time in simulation
+        self.log = node.get_logger()
+        self._handlers: dict[str, Callable[[Any], None]] = {}
+        self._entities: list[tuple[Any, Callable[[Any], Any]]] = []
+        self.configured = False
+        controller.output_sink = self._sink
+
+    def between_cycles(self) -> contextlib.AbstractContextManager[Any]:
+        """Run a callback's work outside any control cycle.
+
+        Inputs are staged under the controller's own lock; a callback thread preempted by the interpreter while
+        holding it would stall the cycle's update until it is scheduled again. Callbacks therefore take the
+        manager's cycle gate (see robot_core.nodes.control_loop.CycleGate) around every call into the core.
+        """
+        gate = getattr(self.outbox, "gate", None)
+        import os  # TEMP-EXPERIMENT
+        if os.environ.get("NOGATE"):  # TEMP-EXPERIMENT
+            return contextlib.nullcontext()  # TEMP-EXPERIMENT
+        return gate.helper() if gate is not None else contextlib.nullcontext()
+
+    # --- parameters ------------------------------------------------------------
+    def read_parameters(self) -> dict[str, Any]:
+        """The controller node's parameters (YAML + params_file + ``ros2 param set``) for the core."""
+        return parameters_as_dict(self.node)
+
+    # --- outputs ---------------------------------------------------------------
+    def _sink(self, key: str, data: Any) -> None:
+        handler = self._handlers.get(key)
+        if handler is not None:
+            self.outbox.post((self.name, key), handler, data)
+
+    def add_output(self, key: str, msg_type: Any, topic: str, convert: Callable[[Any], Any],
+                   qos: Any = 10) -> Any:
+        """Publish every ``emit(key, data)`` of the core as ``convert(data)`` on ``topic``."""
+        pub = self.track(self.node.create_publisher(msg_type, topic, qos), self.node.destroy_publisher)
+
+        def publish(data: Any) -> None:
+            pub.publish(convert(data))
+
+        self._handlers[key] = publish
+        return pub
+
+    def track(self, entity: Any, destroy: Callable[[Any], Any]) -> Any:
+        """Remember a publisher/subscription/service/action server and how cleanup removes it."""
+        self._entities.append((entity, destroy))
+        return entity
+
+    # --- lifecycle ---------------------------------------------------------------
+    def configure(self) -> None:
+        if not self.configured:
+            self.create_entities()
+            self.configured = True
+
+    def create_entities(self) -> None:
+        """Override: create publishers (``add_output``), subscriptions, services, action servers."""
+
+    def cleanup(self) -> None:
+        self._handlers.clear()
+        self.outbox.discard(lambda key: isinstance(key, tuple) and key[:1] == (self.name,))
+        for entity, destroy in reversed(self._entities):
+            with contextlib.suppress(Exception):
+                destroy(entity)
+        self._entities.clear()
+        self.configured = False
+
+    def on_state_change(self, state: State) -> None:
+        """The controller changed lifecycle state (called under the manager's lock; keep it short)."""
+
+    def destroy(self) -> None:
+        self.cleanup()
+        self.controller.output_sink = None
+        self.node.destroy_node()

@@ -1,0 +1,172 @@
+"""High-rate ROS traffic of the controller manager, kept away from the manager's main executor.
+
+rclpy's executors rebuild their wait set from every entity of every node on each wake-up. The manager's main
+executor carries many low-rate entities (its services, each controller node's parameter services, action
+servers), so waking it for every joint-state message or ``/clock`` tick would cost more than the control
+loop itself. So:
+
+* the robot's joint states (topic-based protocol) are *polled*: their subscriptions live on an internal node
+  that no executor spins, and the control loop takes every queued message at the start of each cycle
+  (:meth:`HardwareIo.poll`) -- a hardware read, with no thread hop and no executor in the way;
+* ``/clock`` (which must wake the loop when simulated time advances) is received by another internal node
+  (``<manager>_hardware_io``, no parameter services) spun by a single-threaded executor of its own.
+
+Nodes that run with ``use_sim_time`` normally each subscribe ``/clock``; :meth:`HardwareIo.share_clock` removes
+that per-node subscription and feeds the node's clock from the one subscription here instead, so
+``node.get_clock()`` still reads simulated time everywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from robot_core.control.messages import JointStateData
+from robot_core.control.topic_based import TopicBasedComponent
+from robot_core.nodes import ros_conversions as conv
+
+
+class HardwareIo:
+    def __init__(self, context: Any, name: str, namespace: str = "", clock_from_topic: bool = True):
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.parameter import Parameter
+
+        self.node = rclpy.create_node(name, context=context, namespace=namespace or None,
+                                      start_parameter_services=False, use_global_arguments=False,
+                                      parameter_overrides=[Parameter("use_sim_time", value=False)])
+        self.poll_node = rclpy.create_node(f"{name}_poll", context=context, namespace=namespace or None,
+                                           start_parameter_services=False, use_global_arguments=False,
+                                           parameter_overrides=[Parameter("use_sim_time", value=False)])
+        self._polled: list[tuple[Any, Callable[[Any], None]]] = []
+        self._executor = SingleThreadedExecutor(context=context)
+        self._executor.add_node(self.node)
+        self._clock_listeners: list[Callable[[float], None]] = []
+        self._time_sources: list[Any] = []
+        self._clock_sub = None
+        self.clock_from_topic = clock_from_topic  # False: the manager itself makes the time (embedded simulator)
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._spin, name="hardware_io", daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        from rclpy.executors import ExternalShutdownException
+
+        while self.node.context.ok():
+            try:
+                self._executor.spin()
+                return
+            except (ExternalShutdownException, KeyboardInterrupt):
+                return
+            except Exception as exc:  # see controller_manager._spin: a destroyed entity is not fatal
+                if "destruction was requested" not in str(exc):
+                    self.node.get_logger().error(f"hardware io executor: {type(exc).__name__}: {exc}")
+
+    # ------------------------------------------------------------------ topic-based hardware
+    def bridge_topic_component(self, component: TopicBasedComponent) -> None:
+        """Joint states in (sensor-data QoS, as upstream), commands out (reliable).
+
+        The component may send several command messages per cycle (one per command field), so the writer keeps
+        10 instead of upstream's 1: with keep-last 1 a reliable writer may replace the first before delivery."""
+        from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+        from sensor_msgs.msg import JointState
+
+        def on_state(msg: Any) -> None:
+            component.on_joint_state(msg.name, msg.position, msg.velocity, msg.effort,
+                                     conv.time_to_seconds(msg.header.stamp))
+
+        qos = QoSProfile(depth=10, reliability=qos_profile_sensor_data.reliability,
+                         durability=qos_profile_sensor_data.durability)
+        sub = self.poll_node.create_subscription(JointState, component.joint_states_topic, on_state, qos)
+        if hasattr(sub, "handle") and hasattr(sub.handle, "take_message"):
+            self._polled.append((sub, on_state))
+        else:  # an rclpy without the take API: receive through the io executor instead
+            self.poll_node.destroy_subscription(sub)
+            self.node.create_subscription(JointState, component.joint_states_topic, on_state, qos)
+        pub = self.node.create_publisher(JointState, component.joint_commands_topic,
+                                         QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+
+        def send(data: JointStateData) -> None:
+            pub.publish(conv.joint_state(data))
+
+        component.command_sink = send
+
+    def poll(self) -> int:
+        """Take every queued joint-state message (called by the control loop before reading the hardware)."""
+        taken = 0
+        for sub, callback in self._polled:
+            while True:
+                with sub.handle:
+                    msg_info = sub.handle.take_message(sub.msg_type, sub.raw)
+                if msg_info is None:
+                    break
+                callback(msg_info[0])
+                taken += 1
+        return taken
+
+    # ------------------------------------------------------------------ clock
+    def _ensure_clock_subscription(self) -> None:
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rosgraph_msgs.msg import Clock
+
+        if self._clock_sub is None and self.clock_from_topic:
+            self._clock_sub = self.node.create_subscription(
+                Clock, "/clock", self._on_clock, QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+
+    def on_clock(self, listener: Callable[[float], None]) -> None:
+        """Call ``listener(seconds)`` for every /clock message."""
+        with self._lock:
+            self._clock_listeners.append(listener)
+        self._ensure_clock_subscription()
+
+    def share_clock(self, node: Any) -> None:
+        """Drive ``node``'s sim-time clock from here instead of from its own /clock subscription."""
+        ts = getattr(node, "_time_source", None)
+        if ts is None or not node.get_parameter("use_sim_time").value:
+            return
+        sub = getattr(ts, "_clock_sub", None)
+        if sub is not None:
+            node.destroy_subscription(sub)
+            ts._clock_sub = None
+        with self._lock:
+            self._time_sources.append(ts)
+        self._ensure_clock_subscription()
+
+    def forget_clock(self, node: Any) -> None:
+        ts = getattr(node, "_time_source", None)
+        with self._lock:
+            if ts in self._time_sources:
+                self._time_sources.remove(ts)
+
+    def use_own_clock(self) -> None:
+        """This process makes the time (embedded simulator): stop listening to /clock."""
+        self.clock_from_topic = False
+        if self._clock_sub is not None:
+            self.node.destroy_subscription(self._clock_sub)
+            self._clock_sub = None
+
+    def deliver_clock(self, msg: Any) -> None:
+        """Feed a /clock message this process produced (embedded simulator) to the shared clocks."""
+        self._on_clock(msg)
+
+    def _on_clock(self, msg: Any) -> None:
+        t = conv.time_to_seconds(msg.clock)
+        with self._lock:
+            sources = list(self._time_sources)
+            listeners = list(self._clock_listeners)
+        for ts in sources:
+            with contextlib.suppress(Exception):
+                ts.clock_callback(msg)
+        for listener in listeners:
+            listener(t)
+
+    def shutdown(self) -> None:
+        with contextlib.suppress(Exception):
+            self._executor.shutdown(timeout_sec=1.0)
+        self._thread.join(timeout=2.0)
+        with contextlib.suppress(Exception):
+            self.node.destroy_node()
+        with contextlib.suppress(Exception):
+            self.poll_node.destroy_node()

@@ -1,0 +1,149 @@
+"""Field-by-field conversion between the control core's plain dataclasses and ROS messages.
+
+Kept in one place so the node and every controller adapter convert the same way. Float arrays go
+through ``array.array('d')``: the generated message setters accept it without checking every element,
+which keeps a 1 kHz publisher cheap.
+"""
+
+from __future__ import annotations
+
+import array
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from robot_core.control.lifecycle import State
+from robot_core.control.messages import (
+    ActivityData,
+    ControllerStateData,
+    DynamicJointStateData,
+    HardwareComponentStateData,
+    HardwareInterfaceData,
+    JointStateData,
+    MultiDofStateData,
+)
+
+
+def float_array(values: Sequence[float] | np.ndarray | None) -> array.array:
+    """A float64 array.array from a numpy array or a sequence (empty for None)."""
+    if values is None:
+        return array.array("d")
+    if isinstance(values, np.ndarray):
+        out = array.array("d")
+        out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+        return out
+    return array.array("d", values)
+
+
+def to_time(seconds: float) -> Any:
+    from builtin_interfaces.msg import Time
+
+    if not math.isfinite(seconds) or seconds < 0.0:
+        seconds = 0.0
+    sec = int(seconds)
+    nanosec = round((seconds - sec) * 1e9)
+    if nanosec >= 1_000_000_000:
+        sec, nanosec = sec + 1, nanosec - 1_000_000_000
+    return Time(sec=sec, nanosec=nanosec)
+
+
+def to_duration(seconds: float) -> Any:
+    from builtin_interfaces.msg import Duration
+
+    total = round(seconds * 1e9)
+    sec, nanosec = divmod(total, 1_000_000_000)
+    return Duration(sec=sec, nanosec=nanosec)
+
+
+def time_to_seconds(stamp: Any) -> float:
+    """builtin_interfaces Time or Duration -> seconds."""
+    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
+
+
+def lifecycle_state(state: State) -> Any:
+    from lifecycle_msgs.msg import State as StateMsg
+
+    return StateMsg(id=state.id, label=state.label)
+
+
+def joint_state(data: JointStateData, frame_id: str = "") -> Any:
+    from sensor_msgs.msg import JointState
+
+    msg = JointState()
+    msg.header.stamp = to_time(data.stamp)
+    msg.header.frame_id = frame_id
+    msg.name = list(data.name)
+    msg.position = float_array(data.position)
+    msg.velocity = float_array(data.velocity)
+    msg.effort = float_array(data.effort)
+    return msg
+
+
+def dynamic_joint_state(data: DynamicJointStateData) -> Any:
+    from control_msgs.msg import DynamicJointState, InterfaceValue
+
+    msg = DynamicJointState()
+    msg.header.stamp = to_time(data.stamp)
+    msg.joint_names = list(data.joint_names)
+    msg.interface_values = [InterfaceValue(interface_names=list(v.interface_names), values=float_array(v.values))
+                            for v in data.interface_values]
+    return msg
+
+
+def multi_dof_state(data: MultiDofStateData) -> Any:
+    from control_msgs.msg import MultiDOFStateStamped, SingleDOFState
+
+    msg = MultiDOFStateStamped()
+    msg.header.stamp = to_time(data.stamp)
+    msg.dof_states = [SingleDOFState(name=d.name, reference=float(d.reference), feedback=float(d.feedback),
+                                     feedback_dot=float(d.feedback_dot), error=float(d.error),
+                                     error_dot=float(d.error_dot), time_step=float(d.time_step),
+                                     output=float(d.output)) for d in data.dof_states]
+    return msg
+
+
+def controller_state(data: ControllerStateData) -> Any:
+    from controller_manager_msgs.msg import ChainConnection, ControllerState
+
+    return ControllerState(
+        name=data.name, state=data.state.label, type=data.type, is_async=bool(data.is_async),
+        update_rate=max(0, min(65535, int(data.update_rate))),
+        claimed_interfaces=list(data.claimed_interfaces),
+        required_command_interfaces=list(data.required_command_interfaces),
+        required_state_interfaces=list(data.required_state_interfaces),
+        is_chainable=bool(data.is_chainable), is_chained=bool(data.is_chained),
+        exported_state_interfaces=list(data.exported_state_interfaces),
+        reference_interfaces=list(data.reference_interfaces),
+        chain_connections=[ChainConnection(name=c.name, reference_interfaces=list(c.reference_interfaces))
+                           for c in data.chain_connections])
+
+
+def hardware_interface(data: HardwareInterfaceData) -> Any:
+    from controller_manager_msgs.msg import HardwareInterface
+
+    return HardwareInterface(name=data.name, data_type=data.data_type, is_available=bool(data.is_available),
+                             is_claimed=bool(data.is_claimed))
+
+
+def hardware_component_state(data: HardwareComponentStateData) -> Any:
+    from controller_manager_msgs.msg import HardwareComponentState
+
+    return HardwareComponentState(
+        name=data.name, type=data.type, is_async=bool(data.is_async),
+        rw_rate=max(0, min(65535, int(data.rw_rate))), plugin_name=data.plugin_name,
+        state=lifecycle_state(data.state),
+        command_interfaces=[hardware_interface(i) for i in data.command_interfaces],
+        state_interfaces=[hardware_interface(i) for i in data.state_interfaces])
+
+
+def activity(data: ActivityData) -> Any:
+    from controller_manager_msgs.msg import ControllerManagerActivity, NamedLifecycleState
+
+    msg = ControllerManagerActivity()
+    msg.header.stamp = to_time(data.stamp)
+    msg.controllers = [NamedLifecycleState(name=n, state=lifecycle_state(s)) for n, s in data.controllers]
+    msg.hardware_components = [NamedLifecycleState(name=n, state=lifecycle_state(s))
+                               for n, s in data.hardware_components]
+    return msg

@@ -1,0 +1,160 @@
+"""Shared pieces of the controller manager node tests: processes to start and a service client.
+
+Every test talks to real processes over DDS (the simulator node, the controller manager node, spawners);
+these helpers only save repeating the service boilerplate.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from ros_harness import REPO, NodeProcess, wait_for, wait_future
+
+DATA = Path(__file__).parent / "data" / "cm_node"
+CONTROLLERS_YAML = DATA / "cm_controllers.yaml"
+RC_ARM = REPO / "urdf" / "rc_arm.urdf"
+ARM_JOINTS = [f"joint{i}" for i in range(1, 8)]
+# rc_arm's initial_value of joint1..7 (URDF <ros2_control>): the pose the simulator starts in
+HOME = [0.0, 0.3, 0.0, 1.9, 0.0, 0.94, 0.0]
+
+
+def start_simulator(processes: list[NodeProcess], *params: str) -> NodeProcess:
+    args = ["--ros-args", "-p", f"urdf_path:={RC_ARM}"]
+    for p in params:
+        args += ["-p", p]
+    sim = NodeProcess.console_script("simulator", *args)
+    processes.append(sim)
+    sim.wait_for_output("simulator ready", timeout=60)
+    return sim
+
+
+def start_controller_manager(processes: list[NodeProcess], *params: str, yaml: Path = CONTROLLERS_YAML,
+                             extra_args: tuple[str, ...] = ()) -> NodeProcess:
+    args = ["--ros-args", "--params-file", str(yaml)]
+    for p in params:
+        args += ["-p", p]
+    cm = NodeProcess.console_script("controller_manager", *args, *extra_args)
+    processes.append(cm)
+    cm.wait_for_output("controller manager ready", timeout=60)
+    return cm
+
+
+def run_spawner(*args: str, timeout: float = 60.0, script: str = "spawner") -> tuple[int, str]:
+    proc = NodeProcess.console_script(script, *args)
+    try:
+        wait_for(lambda: not proc.alive(), timeout, f"{script} {' '.join(args)} to exit")
+        return proc.proc.returncode, proc.output()
+    finally:
+        proc.stop()
+
+
+class CmClient:
+    """Blocking calls to the controller manager's services from a node spun by the test executor."""
+
+    def __init__(self, node: Any, manager: str = "/controller_manager"):
+        from controller_manager_msgs import srv
+        from std_srvs.srv import Trigger
+
+        self.node = node
+        self.manager = manager
+        self._types = {
+            "list_controllers": srv.ListControllers,
+            "list_controller_types": srv.ListControllerTypes,
+            "load_controller": srv.LoadController,
+            "configure_controller": srv.ConfigureController,
+            "switch_controller": srv.SwitchController,
+            "cleanup_controller": srv.CleanupController,
+            "unload_controller": srv.UnloadController,
+            "reload_controller_libraries": srv.ReloadControllerLibraries,
+            "list_hardware_components": srv.ListHardwareComponents,
+            "list_hardware_interfaces": srv.ListHardwareInterfaces,
+            "set_hardware_component_state": srv.SetHardwareComponentState,
+            "loop_statistics": Trigger,
+            "pause_simulation": Trigger,
+            "resume_simulation": Trigger,
+        }
+        self._clients = {name: node.create_client(t, f"{manager}/{name}") for name, t in self._types.items()}
+        for name in ("list_controllers", "switch_controller"):
+            assert self._clients[name].wait_for_service(timeout_sec=30), f"{manager}/{name} not available"
+
+    def call(self, service: str, timeout: float = 20.0, **fields: Any) -> Any:
+        request = self._types[service].Request(**fields)
+        return wait_future(self._clients[service].call_async(request), timeout, f"{self.manager}/{service}")
+
+    def load(self, name: str) -> bool:
+        return self.call("load_controller", name=name).ok
+
+    def configure(self, name: str) -> bool:
+        return self.call("configure_controller", name=name).ok
+
+    def cleanup(self, name: str) -> bool:
+        return self.call("cleanup_controller", name=name).ok
+
+    def unload(self, name: str) -> bool:
+        return self.call("unload_controller", name=name).ok
+
+    def switch(self, activate: list[str] = (), deactivate: list[str] = (), strictness: int = 2) -> Any:
+        return self.call("switch_controller", activate_controllers=list(activate),
+                         deactivate_controllers=list(deactivate), strictness=strictness, activate_asap=True)
+
+    def controllers(self) -> dict[str, Any]:
+        return {c.name: c for c in self.call("list_controllers").controller}
+
+    def state(self, name: str) -> str | None:
+        c = self.controllers().get(name)
+        return c.state if c else None
+
+    def spawn(self, *names: str) -> None:
+        for name in names:
+            assert self.load(name), f"load {name}"
+            assert self.configure(name), f"configure {name}"
+        res = self.switch(list(names))
+        assert res.ok, res.message
+
+    def remove_all(self) -> None:
+        """Deactivate and unload every controller (test isolation on a shared manager)."""
+        ctrls = self.controllers()
+        active = [n for n, c in ctrls.items() if c.state == "active"]
+        if active:
+            assert self.switch([], active).ok
+        for n in ctrls:
+            assert self.unload(n), f"unload {n}"
+
+
+class JointStateRecorder:
+    """Collects sensor_msgs/JointState messages of one topic, thread-safe."""
+
+    def __init__(self, node: Any, topic: str = "/joint_states"):
+        from rclpy.qos import qos_profile_sensor_data
+        from sensor_msgs.msg import JointState
+
+        self.messages: list[Any] = []
+        self._lock = threading.Lock()
+        self.sub = node.create_subscription(JointState, topic, self._on_msg, qos_profile_sensor_data)
+
+    def _on_msg(self, msg: Any) -> None:
+        with self._lock:
+            self.messages.append(msg)
+
+    def latest(self) -> Any | None:
+        with self._lock:
+            return self.messages[-1] if self.messages else None
+
+    def positions(self, joints: list[str]) -> list[float] | None:
+        msg = self.latest()
+        if msg is None:
+            return None
+        index = {n: i for i, n in enumerate(msg.name)}
+        if not all(j in index for j in joints):
+            return None
+        return [msg.position[index[j]] for j in joints]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.messages.clear()
+
+    def snapshot(self) -> list[Any]:
+        with self._lock:
+            return list(self.messages)

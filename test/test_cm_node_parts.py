@@ -1,0 +1,181 @@
+"""ROS-free parts of the controller manager node: the outbox, the loop pacings and the message conversions."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from ros_harness import wait_for
+
+from robot_core.nodes.control_loop import ControlLoop, LockstepPacing, SimClockPacing, WallPacing
+from robot_core.nodes.outbox import Outbox
+
+
+# ---------------------------------------------------------------------------------------------- outbox
+def test_outbox_delivers_the_latest_value_per_key_and_survives_a_failing_handler():
+    delivered: list[tuple[str, int]] = []
+    errors: list[str] = []
+    gate = threading.Event()
+    box = Outbox("test_outbox", errors.append)
+    try:
+        box.post("block", lambda _: gate.wait(5), None)  # hold the thread so later posts pile up
+        for k in range(5):
+            box.post("a", lambda v: delivered.append(("a", v)), k)
+        box.post("b", lambda v: 1 / 0, 0)
+        box.post("c", lambda v: delivered.append(("c", v)), 7)
+        gate.set()
+        assert box.flush(5)
+        assert delivered == [("a", 4), ("c", 7)], "only the newest 'a' is published"
+        assert errors and "ZeroDivisionError" in errors[0]
+        assert box.overwritten >= 4
+        box.post(("ctrl", "x"), lambda v: delivered.append(("x", v)), 1)
+        box.discard(lambda key: isinstance(key, tuple) and key[0] == "ctrl")
+        assert box.flush(5)
+        assert ("x", 1) not in delivered
+    finally:
+        box.close()
+
+
+# ---------------------------------------------------------------------------------------------- pacing
+def test_sim_clock_pacing_follows_simulated_time_only():
+    pacing = SimClockPacing(rate=100.0)
+    stop = threading.Event()
+    ticks: list[tuple[float, float]] = []
+
+    def consume(n: int) -> None:
+        for _ in range(n):
+            tick = pacing.wait_next(stop)
+            if tick is None:
+                return
+            ticks.append(tick)
+
+    worker = threading.Thread(target=consume, args=(4,))
+    worker.start()
+    for ms in range(0, 36):  # a simulator publishing /clock every 1 ms of simulated time, up to 35 ms
+        pacing.on_clock(ms * 1e-3)
+        time.sleep(0.002)
+    wait_for(lambda: len(ticks) == 4, 5, "four cycles")
+    worker.join(5)
+    times = [round(t, 6) for t, _ in ticks]
+    assert times == [0.0, 0.01, 0.02, 0.03], "one cycle per 10 ms of simulated time"
+    assert [round(p, 6) for _, p in ticks[1:]] == [0.01, 0.01, 0.01]
+    # a paused simulator (clock stuck) gives no cycle; a reset (clock back to 0) restarts the grid
+    worker = threading.Thread(target=consume, args=(1,))
+    worker.start()
+    pacing.on_clock(0.035)
+    time.sleep(0.05)
+    assert len(ticks) == 4
+    pacing.on_clock(0.0)
+    worker.join(5)
+    assert ticks[-1][0] == 0.0
+    stop.set()
+    assert pacing.wait_next(stop) is None
+
+
+def test_lockstep_pacing_steps_exactly_while_paused():
+    sim = {"t": 0.0}
+
+    def cycle(t: float, period: float) -> None:
+        sim["t"] = t + period  # the engine advances one period in write()
+
+    pacing = LockstepPacing(rate=100.0, sim_time=lambda: sim["t"], real_time_factor=0.0, paused=True)
+    loop = ControlLoop(cycle, pacing, 100.0)
+    loop.start()
+    try:
+        assert pacing.step(7, timeout=10)
+        assert loop.stats.cycles == 7
+        assert sim["t"] == pytest.approx(0.07)
+        time.sleep(0.05)
+        assert loop.stats.cycles == 7, "nothing runs while paused"
+        pacing.resume()
+        wait_for(lambda: loop.stats.cycles > 50, 10, "free-running cycles after resume")
+        assert not pacing.step(1, timeout=0.1), "stepping needs a paused simulation"
+    finally:
+        loop.stop()
+
+
+def test_wall_pacing_and_overrun_accounting():
+    overruns: list[float] = []
+
+    def slow_then_fast(t: float, period: float) -> None:
+        if loop.stats.cycles == 2:
+            time.sleep(0.03)  # three periods of 10 ms: an overrun
+
+    pacing = WallPacing(100.0, time.monotonic)
+    loop = ControlLoop(slow_then_fast, pacing, 100.0, on_overrun=overruns.append)
+    loop.start()
+    try:
+        wait_for(lambda: loop.stats.cycles >= 10, 10, "ten cycles")
+    finally:
+        loop.stop()
+    stats = loop.statistics()
+    assert stats["overruns"] >= 1 and len(overruns) >= 1 and overruns[0] >= 0.03
+    assert stats["max"] >= 0.03 and stats["target_rate"] == 100.0
+    assert set(stats) >= {"cycles", "overruns", "overrun_ratio", "mean", "p99", "max", "achieved_rate"}
+    loop.reset_statistics()
+    assert loop.statistics()["cycles"] == 0
+
+
+# ---------------------------------------------------------------------------------------------- conversions
+def test_conversions_keep_values_and_stamps():
+    pytest.importorskip("sensor_msgs")
+    from robot_core.control.lifecycle import State
+    from robot_core.control.messages import ControllerStateData, JointStateData
+    from robot_core.nodes import ros_conversions as conv
+
+    assert (conv.to_time(1.9999999999).sec, conv.to_time(1.9999999999).nanosec) == (2, 0)
+    assert conv.time_to_seconds(conv.to_duration(2.25)) == 2.25
+    assert conv.to_time(float("nan")).sec == 0
+    msg = conv.joint_state(JointStateData(["a", "b"], np.array([1.0, 2.0]), [0.5, np.nan], [], 3.5))
+    assert list(msg.name) == ["a", "b"] and list(msg.position) == [1.0, 2.0]
+    assert msg.velocity[0] == 0.5 and np.isnan(msg.velocity[1]) and len(msg.effort) == 0
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (3, 500_000_000)
+    state = conv.controller_state(ControllerStateData("jtc", State.ACTIVE, "t/T", update_rate=1_000_000,
+                                                      claimed_interfaces=["j/position"]))
+    assert state.state == "active" and state.update_rate == 65535 and list(state.claimed_interfaces) == ["j/position"]
+    assert conv.lifecycle_state(State.INACTIVE).id == 2
+
+
+def test_parameter_overrides_with_empty_lists_are_declared(tmp_path):
+    """rclpy refuses a whole node when a YAML value is [] under automatic declaration; we declare one by one."""
+    rclpy = pytest.importorskip("rclpy")
+    from rclpy.context import Context
+
+    from robot_core.nodes.parameters import declare_overrides, parameter_value, parameters_as_dict
+
+    params = tmp_path / "p.yaml"
+    params.write_text("ctrl:\n  ros__parameters:\n    joints: [a, b]\n    extra_joints: []\n"
+                      "    gains:\n      a: {p: 2.0}\n")
+    context = Context()
+    rclpy.init(context=context)
+    try:
+        node = rclpy.create_node("ctrl", context=context, allow_undeclared_parameters=True,
+                                 cli_args=["--ros-args", "--params-file", str(params)])
+        declare_overrides(node)
+        values = parameters_as_dict(node)
+        assert values == {"joints": ["a", "b"], "extra_joints": [], "gains.a.p": 2.0}
+        assert parameter_value(node, "gains.a.p") == 2.0 and parameter_value(node, "missing", 7) == 7
+        node.destroy_node()
+    finally:
+        context.try_shutdown()
+
+
+def test_outbox_duty_cycle_rests_between_batches():
+    stamps: list[float] = []
+    box = Outbox("duty_outbox", duty=0.5)
+    try:
+        def work(_: object) -> None:
+            stamps.append(time.perf_counter())
+            time.sleep(0.02)
+
+        box.post("a", work, 1)
+        wait_for(lambda: stamps, 5, "the first batch")
+        box.post("a", work, 2)
+        wait_for(lambda: len(stamps) == 2, 5, "the second batch")
+        assert stamps[1] - stamps[0] >= 0.04, "a 20 ms batch is followed by at least 20 ms of rest at duty 0.5"
+    finally:
+        box.close()
+    with pytest.raises(ValueError):
+        Outbox("bad", duty=0.0)
