@@ -19,7 +19,7 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         share("launch", "*.launch.py"),
-        share("config", "*.yaml"),
+        share("config", "*"),
         share("urdf", "*"),
     ],
     install_requires=["setuptools", "numpy", "PyYAML", "mujoco", "xacro"],

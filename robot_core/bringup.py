@@ -1,0 +1,369 @@
+"""``robot-core bringup``: the launch files' graph on machines without ``ros2 launch``.
+
+Runs the plan of :mod:`robot_core.bringup_plan` (the launch files read the same plan) as **child processes**,
+one per node, each the node's own console script in its own process group under a
+:class:`robot_core.supervisor.Supervisor`; then runs the spawner for the active and the ``--inactive``
+controllers, waits until the graph answers over DDS (controllers in the expected states, ``/joint_states``
+flowing, the RBC's ``~/l2_ctrl`` service up), prints one ``robot_core bringup ready: ...`` line and keeps
+running until Ctrl-C / SIGTERM, when every child is stopped (SIGINT, then SIGTERM, then SIGKILL). Separate
+processes rather than one executor: the nodes are exactly those ``ros2 launch`` starts, a crashing node cannot
+take the others with it, and the controller manager's update loop does not share a GIL with the simulator.
+
+:class:`Bringup` is the same thing as a context manager for programs (the demo uses it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robot_core.bringup_plan import (
+    MODES,
+    RVIZ_CONFIG,
+    BringupConfigError,
+    BringupOptions,
+    BringupPlan,
+    NodeSpec,
+    executable,
+    make_plan,
+    package_executable,
+    robot_urdf_text,
+    share_dir,
+)
+from robot_core.supervisor import MARKER_ENV, Child, LineSink, Supervisor
+
+READY_PREFIX = "robot_core bringup ready:"
+
+
+class BringupError(RuntimeError):
+    """The graph did not come up; the message says which step and shows what the failing process said."""
+
+
+@dataclass
+class BringupReport:
+    """What runs once the bringup is ready."""
+
+    mode: str
+    robot: Path
+    pids: dict[str, int]
+    active: list[str]
+    inactive: list[str]
+    marker: str
+    rbc: bool
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def ready_line(self) -> str:
+        nodes = " ".join(f"{name}[pid {pid}]" for name, pid in self.pids.items())
+        return (f"{READY_PREFIX} mode={self.mode} robot={self.robot.name} | nodes: {nodes} | "
+                f"active: {', '.join(self.active) or '-'} | inactive: {', '.join(self.inactive) or '-'} | "
+                f"{MARKER_ENV}={self.marker} | up in {self.seconds:.1f} s")
+
+
+def rbc_available() -> bool:
+    """The RBC node module is part of this installation."""
+    return importlib.util.find_spec("robot_core.nodes.rbc") is not None
+
+
+class Bringup:
+    """Start the plan's nodes and spawners, wait for readiness, stop everything on exit."""
+
+    def __init__(self, plan: BringupPlan, *, sink: LineSink | None = None, log_dir: Path | None = None,
+                 ready_timeout: float = 120.0, stop: threading.Event | None = None,
+                 progress: Callable[[str], None] | None = None):
+        self.plan = plan
+        self.supervisor = Supervisor(sink=sink, log_dir=log_dir)
+        self.ready_timeout = ready_timeout
+        self.stop_event = stop or threading.Event()
+        self.progress = progress or (lambda _msg: None)
+        self.report: BringupReport | None = None
+        self._tmp = tempfile.TemporaryDirectory(prefix="robot_core_bringup_")
+
+    # --- context manager ------------------------------------------------------------------------------------
+    def __enter__(self) -> Bringup:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # --- start ----------------------------------------------------------------------------------------------
+    def start(self) -> BringupReport:
+        t0 = time.monotonic()
+        plan, notes = self.plan, []
+        if plan.rbc is not None and not rbc_available():
+            notes.append("RBC not available (robot_core.nodes.rbc is not installed): started without it")
+            plan.rbc = None
+        deadline = t0 + self.ready_timeout
+        for node in plan.nodes():
+            self.progress(f"starting {node.name}")
+            self.supervisor.start(node.name, [executable(node.executable), *node.arguments, *node.ros_arguments()])
+        for spec in self._viewer_nodes(notes):
+            self.supervisor.start(spec.name, [spec.executable, *spec.arguments, *spec.ros_arguments()])
+        for step in plan.spawns:
+            what = "inactive" if step.inactive else "active"
+            self.progress(f"spawning {what}: {', '.join(step.controllers)}")
+            timeout = max(5.0, deadline - time.monotonic())
+            child = self._run_watched(f"spawner_{what}", [executable("spawner"),
+                                                          *step.arguments(manager_timeout=timeout)], timeout)
+            if child.popen.returncode != 0:
+                raise BringupError(f"spawner for {', '.join(step.controllers)} failed (exit code "
+                                   f"{child.popen.returncode}):\n{_tail(child.output())}{self._node_logs()}")
+        self.progress("waiting for the graph to answer over DDS")
+        wait_until_ready(plan, deadline, self.stop_event, self._check_children)
+        self.report = BringupReport(plan.options.mode, plan.options.robot, self.supervisor.pids(),
+                                    plan.active_controllers(), plan.inactive_controllers(), self.supervisor.marker,
+                                    plan.rbc is not None, notes, time.monotonic() - t0)
+        return self.report
+
+    def _run_watched(self, name: str, argv: list[str], timeout: float) -> Child:
+        child = self.supervisor.start(name, argv, expected_exit=True)
+        end = time.monotonic() + timeout
+        while child.alive():
+            problem = self._check_children(raise_error=False)
+            if self.stop_event.is_set() or problem or time.monotonic() > end:
+                self.supervisor.stop_child(child)
+                if self.stop_event.is_set():
+                    raise InterruptedError("bringup interrupted")
+                raise BringupError(problem or f"{name} did not finish within {timeout:.0f} s:\n"
+                                               f"{_tail(child.output())}{self._node_logs()}")
+            time.sleep(0.05)
+        if child._reader is not None:
+            child._reader.join(timeout=2.0)
+        return child
+
+    def _check_children(self, raise_error: bool = True) -> str | None:
+        failed = self.supervisor.failed()
+        if not failed:
+            return None
+        c = failed[0]
+        msg = f"node {c.name} exited with code {c.popen.returncode}:\n{_tail(c.output())}"
+        if raise_error:
+            raise BringupError(msg)
+        return msg
+
+    def _node_logs(self) -> str:
+        return "".join(f"\n--- {c.name} ---\n{_tail(c.output(), 15)}" for c in self.supervisor.children
+                       if not c.expected_exit)
+
+    def _viewer_nodes(self, notes: list[str]) -> list[NodeSpec]:
+        """robot_state_publisher (embedded mode) and rviz2 (not headless), where installed -- as the launch files."""
+        o, specs = self.plan.options, []
+        if o.mode == "embedded":
+            rsp = _ros_executable("robot_state_publisher")
+            if rsp:
+                params = Path(self._tmp.name) / "robot_state_publisher.yaml"
+                import yaml
+
+                params.write_text(yaml.safe_dump({"robot_state_publisher": {"ros__parameters": {
+                    "robot_description": robot_urdf_text(o.robot), "use_sim_time": o.use_sim_time}}}))
+                specs.append(NodeSpec("robot_state_publisher", rsp, (params,)))
+            else:
+                notes.append("robot_state_publisher not installed: no /tf or /robot_description in embedded mode")
+        if not o.headless:
+            rviz = _ros_executable("rviz2") or shutil.which("rviz2")
+            if rviz:
+                config = share_dir() / RVIZ_CONFIG
+                specs.append(NodeSpec("rviz2", rviz, (), {"use_sim_time": o.use_sim_time},
+                                      arguments=("-d", str(config)) if config.is_file() else ()))
+            else:
+                notes.append("rviz2 not installed: running headless")
+        return specs
+
+    # --- stop -----------------------------------------------------------------------------------------------
+    def stop(self, timeout: float = 10.0) -> dict[str, int | None]:
+        codes = self.supervisor.stop_all(timeout)
+        with contextlib.suppress(OSError):
+            self._tmp.cleanup()
+        return codes
+
+
+def _ros_executable(package: str) -> str | None:
+    found = package_executable(package, package)
+    return str(found) if found is not None else None
+
+
+def _tail(text: str, lines: int = 25) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+# --- readiness over DDS -----------------------------------------------------------------------------------------
+def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
+                     check: Callable[[], Any] = lambda: None) -> None:
+    """Block until the controllers are in their planned states, /joint_states flows and the RBC answers."""
+    import rclpy
+    from controller_manager_msgs.srv import ListControllers
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+    from sensor_msgs.msg import JointState
+
+    ctx = Context()
+    rclpy.init(context=ctx, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("robot_core_bringup", context=ctx)
+    executor = SingleThreadedExecutor(context=ctx)
+    executor.add_node(node)
+    got_states: list[Any] = []
+    node.create_subscription(JointState, "/joint_states", got_states.append, 10)
+    lister = node.create_client(ListControllers, "/controller_manager/list_controllers")
+    l2 = None
+    if plan.rbc is not None:
+        from robot_core_interfaces.srv import L2Control
+
+        l2 = node.create_client(L2Control, "/rbc/l2_ctrl")
+    expected = {**{c: "active" for c in plan.active_controllers()},
+                **{c: "inactive" for c in plan.inactive_controllers()}}
+    pending: Any = None
+    states: dict[str, str] = {}
+    controllers_ok = not expected
+    try:
+        while True:
+            check()
+            if stop.is_set():
+                raise InterruptedError("bringup interrupted")
+            if not controllers_ok and pending is None and lister.service_is_ready():
+                pending = lister.call_async(ListControllers.Request())
+            if pending is not None and pending.done():
+                states = {c.name: c.state for c in pending.result().controller}
+                controllers_ok = all(states.get(n) == s for n, s in expected.items())
+                pending = None
+            rbc_ok = l2 is None or l2.service_is_ready()
+            if controllers_ok and got_states and rbc_ok:
+                return
+            if time.monotonic() > deadline:
+                missing = []
+                if not controllers_ok:
+                    missing.append(f"controller states {states or '(list_controllers not answering)'}, expected "
+                                   f"{expected}")
+                if not got_states:
+                    missing.append("no message on /joint_states")
+                if not rbc_ok:
+                    missing.append("/rbc/l2_ctrl service not available")
+                raise BringupError("not ready in time: " + "; ".join(missing))
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        ctx.try_shutdown()
+
+
+# --- command line -------------------------------------------------------------------------------------------------
+def configure_cli(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", default=None, metavar="FILE",
+                        help="robot description (.urdf, .urdf.xacro, .g); default share/robot_core/urdf/rc_arm.urdf")
+    parser.add_argument("--controllers", default=None, metavar="YAML",
+                        help="ros2_control controllers YAML; default share/robot_core/config/controllers.yaml")
+    parser.add_argument("--mode", choices=MODES, default="topic",
+                        help="topic: simulator in its own process; embedded: physics inside the controller manager")
+    parser.add_argument("--no-rbc", dest="rbc", action="store_false", help="do not start the Robot Body Coupler")
+    parser.add_argument("--headless", action="store_true", help="never start rviz2 (it is started when installed)")
+    parser.add_argument("--no-sim-time", dest="use_sim_time", action="store_false",
+                        help="controller manager and rbc use wall-clock time instead of /clock")
+    parser.add_argument("--simulator-config", default=None, metavar="YAML", help="simulator parameters YAML")
+    parser.add_argument("--rbc-config", default=None, metavar="YAML", help="rbc parameters YAML")
+    parser.add_argument("--log-dir", default=None, metavar="DIR",
+                        help="also write each node's output to DIR/<node>.log")
+    parser.add_argument("--quiet", action="store_true", help="do not echo the nodes' output")
+    parser.add_argument("--ready-timeout", type=float, default=120.0, metavar="S",
+                        help="seconds to wait for the graph to come up (default 120)")
+
+
+def plan_from_args(args: argparse.Namespace) -> BringupPlan:
+    return make_plan(BringupOptions.create(
+        robot=args.robot, controllers=args.controllers, mode=args.mode, use_sim_time=args.use_sim_time,
+        rbc=args.rbc, headless=args.headless, simulator_config=args.simulator_config, rbc_config=args.rbc_config))
+
+
+HELP_CALLS = """try:
+  ros2 control list_controllers            (or: ros2 service call /controller_manager/list_controllers \\
+                                                controller_manager_msgs/srv/ListControllers)
+  ros2 topic echo /joint_states
+  ros2 action send_goal /joint_trajectory_controller/follow_joint_trajectory \\
+    control_msgs/action/FollowJointTrajectory \\
+    "{trajectory: {joint_names: [joint1], points: [{positions: [0.5], time_from_start: {sec: 2}}]}}"
+  ros2 service call /rbc/l2_ctrl robot_core_interfaces/srv/L2Control "{cmd: list_re}"
+stop with Ctrl-C"""
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    try:
+        plan = plan_from_args(args)
+    except BringupConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    received: list[int] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        stop.set()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    console_lock = threading.Lock()
+
+    def echo(name: str, line: str) -> None:
+        with console_lock:
+            print(f"[{name}] {line}", flush=True)
+
+    def progress(msg: str) -> None:
+        with console_lock:
+            print(f"robot_core bringup: {msg}", flush=True)
+
+    bringup = Bringup(plan, sink=None if args.quiet else echo, log_dir=Path(args.log_dir) if args.log_dir else None,
+                      ready_timeout=args.ready_timeout, stop=stop, progress=progress)
+    code = 0
+    try:
+        progress(f"mode {plan.options.mode}, robot {plan.options.robot}, controllers {plan.options.controllers}")
+        report = bringup.start()
+        for note in report.notes:
+            progress(note)
+        with console_lock:
+            print(report.ready_line(), flush=True)
+            if report.rbc:
+                print(HELP_CALLS, flush=True)
+            else:
+                print("\n".join(line for line in HELP_CALLS.splitlines() if "/rbc/" not in line), flush=True)
+        while not stop.wait(0.25):
+            problem = bringup._check_children(raise_error=False)
+            if problem:
+                progress(f"shutting down: {problem}")
+                code = 1
+                break
+    except InterruptedError:
+        pass
+    except (BringupError, BringupConfigError, OSError) as exc:
+        progress(f"FAILED: {exc}")
+        code = 1
+    finally:
+        if received:
+            progress(f"received {signal.Signals(received[0]).name}, stopping")
+        codes = bringup.stop()
+        progress("stopped (" + ", ".join(f"{n}: {c}" for n, c in codes.items()) + ")")
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="robot-core bringup", description=__doc__.splitlines()[0])
+    configure_cli(parser)
+    return run_cli(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,290 @@
+"""What the default graph runs: nodes, their parameters and the spawner calls, as plain data (no ROS).
+
+Both ways of starting robot_core read this one plan, so `ros2 launch robot_core bringup.launch.py` and
+`robot-core bringup` start the same nodes with the same parameters from the same YAML files:
+
+* ``topic`` mode: ``simulator`` (MuJoCo, publishes ``/clock``, ``/robot_description``, ``/tf``) and
+  ``controller_manager`` (topic-based hardware over ``/robot_joint_states`` / ``/robot_joint_commands``,
+  following ``/clock``) in two processes;
+* ``embedded`` mode: ``controller_manager`` with the physics engine in-process (it publishes ``/clock``); the
+  simulator settings of ``simulator.yaml`` that apply (timestep, real-time factor, start paused) are passed on;
+* ``rbc`` (optional) reading the ``<rbc>`` tags of the same robot file; in embedded mode nobody publishes the
+  raw ``/robot_joint_states``, so its state vars are remapped onto the broadcaster's ``/joint_states`` (the
+  coupler matches JointState entries by joint name);
+* the spawner runs of ``controllers.yaml``'s ``robot_core_bringup`` section: active ones, then ``--inactive``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PACKAGE = "robot_core"
+MODES = ("topic", "embedded")
+DEFAULT_ROBOT = "urdf/rc_arm.urdf"
+DEFAULT_CONTROLLERS = "config/controllers.yaml"
+SIMULATOR_CONFIG = "config/simulator.yaml"
+RBC_CONFIG = "config/rbc.yaml"
+RVIZ_CONFIG = "config/robot_core.rviz"
+BRINGUP_SECTION = "robot_core_bringup"
+# simulator.yaml keys the embedded controller manager understands, under its own names.
+EMBEDDED_SIM_PARAMS = {"timestep": "sim_timestep", "real_time_factor": "real_time_factor",
+                       "start_paused": "start_paused"}
+RAW_STATES_TOPIC = "/robot_joint_states"
+BROADCAST_STATES_TOPIC = "/joint_states"
+
+
+class BringupConfigError(ValueError):
+    """A bringup input (file, mode, YAML section) is wrong; the message names the file and entry."""
+
+
+# --- locating files and executables -------------------------------------------------------------------------
+def package_prefix(package: str) -> Path | None:
+    """Install prefix of a ROS package from the ament index; None when it (or the index) is not there."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+    except ImportError:
+        return None
+    try:
+        return Path(get_package_prefix(package))
+    except (PackageNotFoundError, OSError, ValueError):  # OSError: AMENT_PREFIX_PATH not set
+        return None
+
+
+def package_executable(package: str, name: str) -> Path | None:
+    """``<prefix>/lib/<package>/<name>`` where ``ros2 run`` finds executables, if installed."""
+    prefix = package_prefix(package)
+    cand = prefix / "lib" / package / name if prefix is not None else None
+    return cand if cand is not None and cand.is_file() else None
+
+
+def share_dir() -> Path:
+    """robot_core's share folder: the ament index's on a ROS install, else the source tree (pip/editable)."""
+    prefix = package_prefix(PACKAGE)
+    if prefix is not None and (prefix / "share" / PACKAGE / DEFAULT_CONTROLLERS).is_file():
+        return prefix / "share" / PACKAGE
+    return Path(__file__).resolve().parent.parent
+
+
+def resolve_file(value: str | Path, what: str) -> Path:
+    """An existing file: as given (absolute or relative to the working directory), else relative to share/."""
+    path = Path(value).expanduser()
+    for cand in (path, share_dir() / path):
+        if cand.is_file():
+            return cand.resolve()
+    raise BringupConfigError(f"{what} '{value}' not found (looked in {Path.cwd()} and {share_dir()})")
+
+
+def executable(name: str) -> str:
+    """Full path of one of robot_core's console scripts: ROS install (lib/robot_core), this venv, or PATH."""
+    installed = package_executable(PACKAGE, name)
+    if installed is not None:
+        return str(installed)
+    cand = Path(sys.executable).parent / name
+    if cand.is_file():
+        return str(cand)
+    found = shutil.which(name)
+    if found is None:
+        raise BringupConfigError(f"executable '{name}' not found (is robot_core installed in this environment?)")
+    return found
+
+
+# --- plan data ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node process: console script, parameter files (in order), overrides and remappings.
+
+    ``name`` is the node's default name, which is kept: a ``-r __node:=`` rule would rename every node of
+    the process (the controller manager hosts one node per controller).
+    """
+
+    name: str
+    executable: str
+    param_files: tuple[Path, ...] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    remappings: tuple[tuple[str, str], ...] = ()
+    arguments: tuple[str, ...] = ()  # program arguments before --ros-args
+
+    def ros_arguments(self) -> list[str]:
+        """The ``--ros-args`` part of a command line equivalent to what launch_ros passes."""
+        args = ["--ros-args"]
+        for f in self.param_files:
+            args += ["--params-file", str(f)]
+        for key, value in self.parameters.items():
+            args += ["-p", f"{key}:={_param_text(value)}"]
+        for src, dst in self.remappings:
+            args += ["-r", f"{src}:={dst}"]
+        return args
+
+
+@dataclass(frozen=True)
+class SpawnStep:
+    """One spawner run: these controllers, activated or left inactive."""
+
+    controllers: tuple[str, ...]
+    inactive: bool = False
+
+    def arguments(self, manager: str = "controller_manager", manager_timeout: float = 60.0) -> list[str]:
+        args = [*self.controllers, "--controller-manager", manager,
+                "--controller-manager-timeout", f"{manager_timeout:g}"]
+        if self.inactive:
+            args.append("--inactive")
+        return args
+
+
+@dataclass(frozen=True)
+class BringupOptions:
+    robot: Path
+    controllers: Path
+    mode: str = "topic"
+    use_sim_time: bool = True
+    rbc: bool = True
+    headless: bool = True
+    simulator_config: Path | None = None
+    rbc_config: Path | None = None
+
+    @classmethod
+    def create(cls, robot: str | Path | None = None, controllers: str | Path | None = None, mode: str = "topic",
+               use_sim_time: bool | str = True, rbc: bool | str = True, headless: bool | str = True,
+               simulator_config: str | Path | None = None, rbc_config: str | Path | None = None) -> BringupOptions:
+        """Options from user input (launch argument strings or CLI values), files resolved and checked."""
+        mode = str(mode).strip().lower()
+        if mode not in MODES:
+            raise BringupConfigError(f"mode must be one of {', '.join(MODES)}, got '{mode}'")
+        return cls(robot=resolve_file(robot or DEFAULT_ROBOT, "robot description"),
+                   controllers=resolve_file(controllers or DEFAULT_CONTROLLERS, "controllers YAML"),
+                   mode=mode, use_sim_time=as_bool(use_sim_time, "use_sim_time"), rbc=as_bool(rbc, "rbc"),
+                   headless=as_bool(headless, "headless"),
+                   simulator_config=resolve_file(simulator_config or SIMULATOR_CONFIG, "simulator YAML"),
+                   rbc_config=resolve_file(rbc_config or RBC_CONFIG, "rbc YAML"))
+
+
+@dataclass
+class BringupPlan:
+    options: BringupOptions
+    simulator: NodeSpec | None
+    controller_manager: NodeSpec
+    rbc: NodeSpec | None
+    spawns: list[SpawnStep]
+
+    def nodes(self) -> list[NodeSpec]:
+        return [n for n in (self.simulator, self.controller_manager, self.rbc) if n is not None]
+
+    def active_controllers(self) -> list[str]:
+        return [c for s in self.spawns if not s.inactive for c in s.controllers]
+
+    def inactive_controllers(self) -> list[str]:
+        return [c for s in self.spawns if s.inactive for c in s.controllers]
+
+
+def as_bool(value: bool | str, what: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise BringupConfigError(f"{what} must be true or false, got '{value}'")
+
+
+def _param_text(value: Any) -> str:
+    """A value as ``-p name:=value`` text (YAML, as rcl parses it)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_param_text(v) for v in value) + "]"
+    if isinstance(value, str):
+        return yaml.safe_dump(value, default_style="'").strip() if value == "" or ":" in value else value
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _load_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise BringupConfigError(f"{path}: cannot read: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise BringupConfigError(f"{path}: a parameter file must be a mapping of node names")
+    return data
+
+
+def node_parameters(path: Path, node: str) -> dict[str, Any]:
+    """The ``ros__parameters`` of ``node`` in a parameter file ({} when it has no section for it)."""
+    data = _load_yaml(path)
+    section = data.get(node) or data.get(f"/{node}") or {}
+    params = section.get("ros__parameters") if isinstance(section, dict) else None
+    return dict(params or {})
+
+
+def spawn_plan(controllers_yaml: Path) -> list[SpawnStep]:
+    """Spawner runs from the ``robot_core_bringup`` section; without it every declared controller is activated."""
+    data = _load_yaml(controllers_yaml)
+    cm = (data.get("controller_manager") or {}).get("ros__parameters") or {}
+    declared = [k for k, v in cm.items() if isinstance(v, dict) and "type" in v]
+    section = node_parameters(controllers_yaml, BRINGUP_SECTION)
+    if not section:
+        return [SpawnStep(tuple(declared))] if declared else []
+    steps = []
+    for key, inactive in (("active_controllers", False), ("inactive_controllers", True)):
+        names = section.get(key) or []
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise BringupConfigError(f"{controllers_yaml}: {BRINGUP_SECTION}.{key} must be a list of controller names")
+        unknown = [n for n in names if n not in declared]
+        if unknown:
+            raise BringupConfigError(f"{controllers_yaml}: {BRINGUP_SECTION}.{key} names {unknown}, which are not "
+                                     f"declared under controller_manager.ros__parameters (declared: {declared})")
+        if names:
+            steps.append(SpawnStep(tuple(names), inactive))
+    return steps
+
+
+def make_plan(options: BringupOptions) -> BringupPlan:
+    """The nodes and spawner runs for ``options`` (see the module docstring)."""
+    o = options
+    sim_time = {"use_sim_time": o.use_sim_time}
+    simulator = None
+    cm_params: dict[str, Any] = {"robot_description_file": str(o.robot), "hardware_mode": o.mode, **sim_time}
+    if o.mode == "topic":
+        assert o.simulator_config is not None
+        simulator = NodeSpec("simulator", "simulator", (o.simulator_config,), {"urdf_path": str(o.robot)})
+    else:
+        sim = node_parameters(o.simulator_config, "simulator") if o.simulator_config else {}
+        cm_params.update({cm_key: sim[key] for key, cm_key in EMBEDDED_SIM_PARAMS.items() if key in sim})
+    cm = NodeSpec("controller_manager", "controller_manager", (o.controllers,), cm_params)
+    rbc = None
+    if o.rbc:
+        remap = ((RAW_STATES_TOPIC, BROADCAST_STATES_TOPIC),) if o.mode == "embedded" else ()
+        rbc = NodeSpec("rbc", "rbc", (o.rbc_config,) if o.rbc_config else (),
+                       {"urdf_path": str(o.robot), **sim_time}, remap)
+    return BringupPlan(o, simulator, cm, rbc, spawn_plan(o.controllers))
+
+
+def robot_urdf_text(path: Path) -> str:
+    """The robot as URDF text (xacro expanded, .g converted), for nodes that only take a robot_description."""
+    from robot_core.model import load_robot
+
+    robot = load_robot(str(path))
+    if robot.urdf_xml:
+        return robot.urdf_xml
+    from robot_core.model.urdf_writer import write_urdf
+
+    return write_urdf(robot)
+
+
+def describe_plan(plan: BringupPlan) -> str:
+    """Human-readable summary of a plan (what runs and how controllers are spawned)."""
+    lines = [f"mode {plan.options.mode}, robot {plan.options.robot}, controllers {plan.options.controllers}"]
+    for n in plan.nodes():
+        lines.append(f"  node {n.name}: {' '.join([n.executable, *n.arguments, *n.ros_arguments()])}")
+    for s in plan.spawns:
+        lines.append(f"  spawner {' '.join(s.arguments())}")
+    return "\n".join(lines)

@@ -1,0 +1,141 @@
+"""Offscreen picture of a robot at given joint positions (MuJoCo renderer), e.g. the demo's final pose.
+
+MuJoCo picks its OpenGL platform from ``MUJOCO_GL`` when it is first imported, so a process can try only one.
+:func:`render_with_fallback` therefore renders in a child process per backend -- EGL (headless GPU or Mesa's
+software EGL), then OSMesa (pure software, Debian package ``libosmesa6``), then GLFW (needs a display) -- and
+reports which one worked or why each failed. No ROS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+GL_BACKENDS = ("egl", "osmesa", "glfw")
+
+
+class RenderError(RuntimeError):
+    """No OpenGL backend could render; the message lists what each one said."""
+
+
+def _scene(goal: Sequence[float] | None) -> Any:
+    """MjSpec hook: sky, a checkered floor, two lights and (optionally) a marker at a Cartesian goal."""
+    import mujoco
+
+    def hook(spec: Any) -> None:
+        spec.add_texture(name="rc_sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
+                         builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, rgb1=[0.55, 0.68, 0.85],
+                         rgb2=[0.97, 0.98, 1.0], width=256, height=256)
+        spec.add_texture(name="rc_floor", type=mujoco.mjtTexture.mjTEXTURE_2D,
+                         builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, rgb1=[0.80, 0.82, 0.85],
+                         rgb2=[0.70, 0.72, 0.76], width=300, height=300)
+        mat = spec.add_material(name="rc_floor", texrepeat=[6, 6], reflectance=0.0, specular=0.1)
+        mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "rc_floor"
+        spec.worldbody.add_geom(name="rc_floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1.2, 1.2, 0.05],
+                                material="rc_floor", contype=0, conaffinity=0)
+        spec.worldbody.add_light(pos=[1.2, -1.2, 2.5], dir=[-0.45, 0.45, -1.0], diffuse=[0.65, 0.65, 0.65],
+                                 castshadow=True)
+        spec.worldbody.add_light(pos=[-1.0, 1.0, 2.0], dir=[0.4, -0.4, -1.0], diffuse=[0.3, 0.3, 0.3],
+                                 castshadow=False)
+        if goal is not None:
+            spec.worldbody.add_geom(name="rc_goal", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.02, 0, 0],
+                                    pos=list(goal), rgba=[0.1, 0.75, 0.25, 0.45], contype=0, conaffinity=0)
+
+    return hook
+
+
+def render_png(robot_file: str | Path, positions: Mapping[str, float], out: str | Path, *,
+               goal: Sequence[float] | None = None, caption: str = "", width: int = 960,
+               height: int = 720) -> dict[str, Any]:
+    """Render in this process with whatever ``MUJOCO_GL`` selected; returns image facts (size, pixel spread)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import mujoco
+    import numpy as np
+
+    from robot_core.model import load_robot
+    from robot_core.physics.engine import PhysicsEngine
+
+    robot = load_robot(str(robot_file))
+    engine = PhysicsEngine(robot, scene=_scene(goal), include_visuals=True)
+    known = {k: float(v) for k, v in positions.items() if k in engine.joint_names}
+    engine.set_joint_state(known)
+    model, data = engine.model, engine.data
+    mujoco.mj_forward(model, data)
+    model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
+    model.vis.global_.offheight = max(model.vis.global_.offheight, height)
+    model.vis.quality.shadowsize = 4096
+    renderer = mujoco.Renderer(model, height, width)
+    camera = mujoco.MjvCamera()
+    # Frame the links' bounding box (robot-agnostic), looking from the front-right, slightly from above.
+    poses = np.array([p[:3, 3] for p in engine.link_poses().values()])
+    lo, hi = poses.min(axis=0), poses.max(axis=0)
+    camera.lookat[:] = (lo + hi) / 2.0
+    camera.distance = max(0.8, 2.0 * float(np.linalg.norm(hi - lo)))
+    camera.azimuth, camera.elevation = 135.0, -22.0
+    renderer.update_scene(data, camera=camera)
+    pixels = renderer.render()
+    renderer.close()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig = plt.figure(figsize=(width / 100, height / 100), dpi=100)
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+    ax.imshow(pixels)
+    ax.set_axis_off()
+    if caption:
+        ax.text(12, height - 12, caption, fontsize=11, color="#202020", va="bottom", ha="left",
+                bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 4})
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return {"width": int(pixels.shape[1]), "height": int(pixels.shape[0]), "pixel_std": float(pixels.std()),
+            "joints": known}
+
+
+def render_with_fallback(robot_file: str | Path, positions: Mapping[str, float], out: str | Path, *,
+                         goal: Sequence[float] | None = None, caption: str = "",
+                         backends: Sequence[str] = GL_BACKENDS, timeout: float = 120.0) -> dict[str, Any]:
+    """Try each OpenGL backend in a child process until one renders; returns the facts plus ``backend``."""
+    request = json.dumps({"robot": str(robot_file), "positions": dict(positions), "out": str(out),
+                          "goal": list(goal) if goal is not None else None, "caption": caption})
+    failures = []
+    for backend in backends:
+        env = dict(os.environ, MUJOCO_GL=backend)
+        if backend in ("egl", "osmesa"):
+            env["PYOPENGL_PLATFORM"] = backend
+        try:
+            proc = subprocess.run([sys.executable, "-m", "robot_core.pose_render", request], env=env,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            failures.append(f"{backend}: no answer in {timeout:g} s")
+            continue
+        lines = proc.stdout.strip().splitlines()
+        if proc.returncode == 0 and lines:
+            facts = json.loads(lines[-1])
+            facts["backend"] = backend
+            return facts
+        err = (proc.stderr.strip().splitlines() or ["(no error output)"])[-1]
+        failures.append(f"{backend}: {err}")
+    raise RenderError("no OpenGL backend could render (" + "; ".join(failures) + "). On Debian/Ubuntu install "
+                      "libegl1 (EGL) or libosmesa6 (OSMesa).")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="render a robot pose (used by render_with_fallback)")
+    parser.add_argument("request", help="JSON: robot, positions, out, goal")
+    req = json.loads(parser.parse_args(argv).request)
+    facts = render_png(req["robot"], req["positions"], req["out"], goal=req.get("goal"),
+                       caption=req.get("caption", ""))
+    print(json.dumps(facts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

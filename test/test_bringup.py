@@ -1,0 +1,121 @@
+"""`robot-core bringup` in both modes: the README's ROS calls work against it, Ctrl-C leaves no process behind.
+
+The calls are those the bringup prints (ros2 control list_controllers, ros2 topic echo /joint_states, a
+FollowJointTrajectory goal, the RBC's l2_ctrl service), made with rclpy over DDS from this process.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+from ros_harness import NodeProcess, wait_for, wait_future
+
+from robot_core.bringup import READY_PREFIX, rbc_available
+from robot_core.supervisor import MARKER_ENV, processes_with_marker
+
+pytest.importorskip("rclpy")
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+ACTIVE = ["joint_state_broadcaster", "joint_trajectory_controller", "gripper_controller"]
+INACTIVE = ["forward_position_controller", "forward_velocity_controller", "gravity_compensation"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("mode", ["topic", "embedded"])
+def test_bringup_serves_the_listed_calls_and_stops_cleanly(ros, processes, mode):
+    from builtin_interfaces.msg import Duration
+    from control_msgs.action import FollowJointTrajectory
+    from controller_manager_msgs.srv import ListControllers
+    from rclpy.action import ActionClient
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectoryPoint
+
+    marker = f"test-bringup-{mode}-{uuid.uuid4().hex}"
+    proc = NodeProcess.console_script("robot-core", "bringup", "--mode", mode, "--headless",
+                                      env={MARKER_ENV: marker})
+    processes.append(proc)
+    proc.wait_for_output(READY_PREFIX, timeout=150)
+    ready = next(line for line in proc.output().splitlines() if line.startswith(READY_PREFIX))
+    pids = {name: int(pid) for name, pid in re.findall(r"(\w+)\[pid (\d+)\]", ready)}
+    expected_nodes = ["controller_manager", *(["rbc"] if rbc_available() else [])]
+    if mode == "topic":
+        expected_nodes.insert(0, "simulator")
+    assert sorted(pids) == sorted(expected_nodes), ready
+    assert all(_alive(p) for p in pids.values())
+    assert set(pids.values()) <= set(processes_with_marker(marker))
+
+    node = ros.node("bringup_client")
+    # ros2 control list_controllers
+    lister = node.create_client(ListControllers, "/controller_manager/list_controllers")
+    assert lister.wait_for_service(timeout_sec=30)
+    states = {c.name: c.state for c in wait_future(lister.call_async(ListControllers.Request()), 30).controller}
+    assert states == {**dict.fromkeys(ACTIVE, "active"), **dict.fromkeys(INACTIVE, "inactive")}
+
+    # ros2 topic echo /joint_states
+    seen: list[JointState] = []
+    node.create_subscription(JointState, "/joint_states", seen.append, 10)
+    wait_for(lambda: seen, 30, "/joint_states")
+    names = list(seen[-1].name)
+    assert {f"joint{i}" for i in range(1, 8)} <= set(names)
+    start = seen[-1].position[names.index("joint1")]
+
+    # ros2 action send_goal .../follow_joint_trajectory
+    client = ActionClient(node, FollowJointTrajectory, "/joint_trajectory_controller/follow_joint_trajectory")
+    assert client.wait_for_server(timeout_sec=30)
+    goal = FollowJointTrajectory.Goal()
+    goal.trajectory.joint_names = ["joint1"]
+    goal.trajectory.points = [JointTrajectoryPoint(positions=[start + 0.3], time_from_start=Duration(sec=2))]
+    handle = wait_future(client.send_goal_async(goal), 30, "goal acceptance")
+    assert handle.accepted
+    result = wait_future(handle.get_result_async(), 60, "trajectory result").result
+    assert result.error_code == FollowJointTrajectory.Result.SUCCESSFUL, result.error_string
+    wait_for(lambda: abs(seen[-1].position[names.index("joint1")] - (start + 0.3)) < 0.03, 10,
+             "joint1 at the goal in /joint_states")
+
+    # ros2 service call /rbc/l2_ctrl ... (when the RBC is part of this installation)
+    if rbc_available():
+        from robot_core_interfaces.srv import L2Control
+
+        l2 = node.create_client(L2Control, "/rbc/l2_ctrl")
+        assert l2.wait_for_service(timeout_sec=30)
+        types = wait_future(l2.call_async(L2Control.Request(cmd="list_re", data="types")), 30)
+        assert types.success and {"JR", "VF"} <= set(types.names)
+        listing = wait_future(l2.call_async(L2Control.Request(cmd="list_re")), 30)
+        assert listing.success and list(listing.names) == []
+
+    # Ctrl-C: SIGINT to the bringup process only (its nodes sit in their own process groups)
+    proc.proc.send_signal(signal.SIGINT)
+    assert proc.proc.wait(timeout=60) == 0, proc.output()[-3000:]
+    assert "robot_core bringup: stopped" in proc.output()
+    wait_for(lambda: not processes_with_marker(marker), 10, "every bringup process to be gone")
+    assert not any(_alive(p) for p in pids.values())
+
+
+def test_sigterm_also_stops_everything(processes):
+    marker = f"test-bringup-term-{uuid.uuid4().hex}"
+    proc = NodeProcess.console_script("robot-core", "bringup", "--mode", "embedded", "--no-rbc", "--headless",
+                                      "--quiet", env={MARKER_ENV: marker})
+    processes.append(proc)
+    proc.wait_for_output(READY_PREFIX, timeout=150)
+    assert len(processes_with_marker(marker)) >= 2  # bringup itself + controller_manager
+    proc.proc.send_signal(signal.SIGTERM)
+    assert proc.proc.wait(timeout=60) == 0
+    wait_for(lambda: not processes_with_marker(marker), 10, "every bringup process to be gone")
+
+
+def test_bad_robot_file_is_a_clear_error(processes):
+    proc = NodeProcess.console_script("robot-core", "bringup", "--robot", "does_not_exist.urdf")
+    processes.append(proc)
+    assert proc.proc.wait(timeout=60) == 2
+    assert "robot description 'does_not_exist.urdf' not found" in proc.output()
