@@ -165,3 +165,26 @@ def test_drop_reporter_throttles_per_reason_but_counts():
     assert logged == ["dropped joint command: first",
                       "dropped joint command: other problem",
                       "dropped joint command: first (5 more dropped for this reason since)"]
+
+
+def test_planar_joint_coordinates_are_commandable_through_the_engine_names():
+    from robot_core.physics.engine import PhysicsEngine
+
+    urdf = """<robot name="slider">
+      <link name="base"/>
+      <link name="puck"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0"
+        iyz="0"/></inertial></link>
+      <joint name="plane" type="planar"><parent link="base"/><child link="puck"/><axis xyz="0 0 1"/>
+        <limit effort="50" velocity="2"/></joint>
+    </robot>"""
+    robot = load_robot(urdf)
+    engine = PhysicsEngine(robot)
+    protocol = JointCommandProtocol.for_robot(robot, engine.actuated_joint_names)
+    assert set(protocol.actuated) == {"plane:u", "plane:v", "plane:rot"}
+    cmd = protocol.parse(["plane:u", "plane:rot"], position=[0.2, 0.5])
+    cmd.apply(engine)
+    engine.step(3000)
+    q = dict(zip(engine.joint_names, engine.positions(), strict=True))
+    assert q["plane:u"] == pytest.approx(0.2, abs=1e-3) and q["plane:rot"] == pytest.approx(0.5, abs=1e-3)
+    with pytest.raises(CommandRejectedError, match="unknown joint 'plane'"):
+        JointCommandProtocol.for_robot(robot, engine.actuated_joint_names).parse(["plane"], position=[0.1])

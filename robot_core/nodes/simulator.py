@@ -299,7 +299,7 @@ class SimulatorNode(Node):
         self.robot, self.engine = robot, engine
         self._dt_ns = round(engine.timestep * 1e9)
         self._paused_period = 1.0 / p["status_rate"]
-        self._protocol = JointCommandProtocol.for_robot(robot)
+        self._protocol = JointCommandProtocol.for_robot(robot, engine.actuated_joint_names)
         self._schedule = PublishSchedule(engine.timestep, {
             "joint_states": p["publish_rate"], "clock": p["clock_rate"],
             "tf": p["tf_rate"] if p["publish_tf"] else None,

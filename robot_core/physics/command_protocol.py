@@ -102,8 +102,12 @@ class JointCommandProtocol:
                             if command_interfaces is not None else None)
 
     @classmethod
-    def for_robot(cls, robot: RobotModel) -> JointCommandProtocol:
-        """From a RobotModel: its actuated and mimic joints and the command interfaces of its ros2_control."""
+    def for_robot(cls, robot: RobotModel, actuated: Iterable[str] | None = None) -> JointCommandProtocol:
+        """From a RobotModel: its actuated and mimic joints and the command interfaces of its ros2_control.
+
+        ``actuated`` overrides the commandable names, e.g. with the engine's, which also lists the
+        coordinates of planar joints (``<joint>:u``, ``:v``, ``:rot``).
+        """
         mimic = [j.name for j in robot.joints.values() if j.is_scalar and j.mimic is not None]
         interfaces: dict[str, set[str]] | None = None
         if robot.ros2_control:
@@ -111,7 +115,7 @@ class JointCommandProtocol:
             for block in robot.ros2_control:
                 for joint in block.joints:
                     interfaces.setdefault(joint.name, set()).update(i.name for i in joint.command_interfaces)
-        return cls(robot.actuated_joint_names(), mimic, interfaces)
+        return cls(robot.actuated_joint_names() if actuated is None else actuated, mimic, interfaces)
 
     def _check_names(self, names: Sequence[str]) -> None:
         seen: set[str] = set()
