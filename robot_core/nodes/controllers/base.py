@@ -48,9 +48,6 @@ class ControllerAdapter:
         manager's cycle gate (see robot_core.nodes.control_loop.CycleGate) around every call into the core.
         """
         gate = getattr(self.outbox, "gate", None)
-        import os  # TEMP-EXPERIMENT
-        if os.environ.get("NOGATE"):  # TEMP-EXPERIMENT
-            return contextlib.nullcontext()  # TEMP-EXPERIMENT
         return gate.helper() if gate is not None else contextlib.nullcontext()
 
     # --- parameters ------------------------------------------------------------

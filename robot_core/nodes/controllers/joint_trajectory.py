@@ -5,7 +5,7 @@
   parameter ``reject_invalid_goals: false`` it is instead accepted and aborted at once with its error code and
   string, so a client sees *why* (INVALID_JOINTS, OLD_HEADER_TIMESTAMP, ...). A new goal preempts the running
   one (aborted, INVALID_GOAL); cancel -> canceled, and the robot holds. Feedback is published every
-  ``action_monitor_period`` seconds (node parameter, default 0.02).
+  ``action_monitor_period`` seconds (node parameter, default 0.05 as upstream).
 * topic ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory): same trajectories without a result.
 * ``~/controller_state`` (control_msgs/JointTrajectoryControllerState) every update.
 * service ``~/query_state`` (control_msgs/srv/QueryTrajectoryState).
@@ -176,7 +176,7 @@ class JointTrajectoryAdapter(ControllerAdapter):
             return result
         goal_id = accepted
         self.log.info("Accepted new action goal")
-        period = float(parameter_value(self.node, "action_monitor_period", 0.02))
+        period = float(parameter_value(self.node, "action_monitor_period", 0.05))
         cancel_sent = False
         last_stamp = None
         with self._results_lock:
