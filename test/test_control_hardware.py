@@ -85,12 +85,27 @@ def test_command_messages_carry_only_commanded_joints():
     group = rm.claim("ctrl", ["b/velocity", "g/position"])
     group.set([0.3, 0.02])
     comp.write(0.01, 0.01)
-    # one message per field in use; each names only its joints and carries only its array
-    pos, vel = sent
+    # one message per group of joints commanded through the same fields; only those joints and arrays
+    pos = next(m for m in sent if m.name == ["g"])
+    vel = next(m for m in sent if m.name == ["b"])
+    assert len(sent) == 2
     assert pos.name == ["g"] and list(pos.position) == [0.02] and len(pos.velocity) == len(pos.effort) == 0
     assert vel.name == ["b"] and list(vel.velocity) == [0.3] and len(vel.position) == len(vel.effort) == 0
     assert all(np.all(np.isfinite(m.position)) and np.all(np.isfinite(m.velocity)) for m in sent)
     assert pos.stamp == vel.stamp == 0.01
+
+
+def test_position_and_velocity_of_a_joint_go_in_one_message():
+    """A JTC with position and velocity command interfaces: the receiver must see both together (position
+    servo with velocity feed-forward), not a velocity-only message that switches the joint's mode."""
+    comp, rm = make(topic_info(joints=("a", "b")))
+    sent = []
+    comp.command_sink = sent.append
+    rm.claim("jtc", ["a/position", "a/velocity", "b/position", "b/velocity"]).set([0.1, 0.5, 0.2, -0.5])
+    comp.write(0.0, 0.01)
+    (msg,) = sent
+    assert msg.name == ["a", "b"] and list(msg.position) == [0.1, 0.2] and list(msg.velocity) == [0.5, -0.5]
+    assert len(msg.effort) == 0
 
 
 def test_trigger_threshold():
@@ -129,9 +144,9 @@ def test_transmissions_convert_actuator_space():
     assert rm.read_state("a/velocity") == pytest.approx(0.5) and rm.read_state("a/effort") == pytest.approx(30.0)
     assert rm.read_state("b/position") == 2.0
     rm.claim("c", ["a/position", "a/velocity"]).set([0.6, 0.2])
-    pos, vel = comp.build_commands(0.0)
-    assert pos.name == ["a_motor"] and vel.name == ["a_motor"]
-    assert pos.position[0] == pytest.approx((0.6 - 0.1) * 10.0) and vel.velocity[0] == pytest.approx(2.0)
+    (msg,) = comp.build_commands(0.0)  # position and velocity of one joint travel together
+    assert msg.name == ["a_motor"]
+    assert msg.position[0] == pytest.approx((0.6 - 0.1) * 10.0) and msg.velocity[0] == pytest.approx(2.0)
     t = SimpleTransmission("j", "m", 4.0)
     p, v, e = t.joint_to_actuator(1.0, 2.0, 8.0)
     assert (p, v, e) == (4.0, 8.0, 2.0)

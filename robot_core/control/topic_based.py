@@ -13,10 +13,11 @@ Behaviour (upstream's, plus a staleness check):
 * ``sum_wrapped_joint_states: true`` accumulates positions reported wrapped
   (e.g. Isaac Sim's +-2pi) into a continuous angle.
 * Per-joint ``<param name="mimic">`` / ``multiplier`` make a joint follow another.
-* Commands: one sensor_msgs/JointState per command field in use this cycle.
-  Each message names only the joints whose ``position`` (or ``velocity``, or
-  ``effort``) interface is commanded and carries only that array, the others
-  empty, so every value on the wire is a real command: receivers that drop
+* Commands: one sensor_msgs/JointState per group of joints commanded through the
+  same fields this cycle (usually one message). Each message names only those
+  joints and carries only their commanded arrays (e.g. position and velocity for
+  a JTC with both interfaces), the others empty, so every value on the wire is a
+  real command: receivers that drop
   messages with non-finite values (our simulator does, as the protocol asks)
   never see a placeholder. A joint whose interface no controller claims is left
   out, and the robot keeps that joint's last command; a released interface is
@@ -196,12 +197,17 @@ class TopicBasedComponent(HardwareComponent):
         self._ready_to_send = True
 
     def build_commands(self, time: float) -> list[JointStateData]:
-        """The command messages for the current command values (no threshold check)."""
+        """The command messages for the current command values (no threshold check).
+
+        Joints are grouped by the set of fields commanded for them; each group is one message carrying
+        exactly those arrays, so a joint commanded in position and velocity (a JTC with both command
+        interfaces) gets both in one message: the receiver servos the position with the velocity as
+        feed-forward instead of switching the joint to velocity control.
+        """
         commands = self.commands
         active = self.command_active
         names = self.wire_names
-        empty = np.zeros(0)
-        out: list[JointStateData] = []
+        per_joint: dict[int, dict[str, float]] = {}
         for field, (js, cs) in self._c_layout.items():
             if not len(js):
                 continue
@@ -219,10 +225,16 @@ class TopicBasedComponent(HardwareComponent):
             for k, target, mult in self._mimic:
                 if target in by_joint and k in self._c_layout[field][0]:
                     by_joint[k] = mult * by_joint[target]
-            order = sorted(by_joint)
-            arrays = {"position": empty, "velocity": empty, "effort": empty}
-            arrays[field] = np.array([by_joint[k] for k in order])
-            out.append(JointStateData([names[k] for k in order], arrays["position"], arrays["velocity"],
+            for k, v in by_joint.items():
+                per_joint.setdefault(k, {})[field] = v
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for k in sorted(per_joint):
+            groups.setdefault(tuple(per_joint[k]), []).append(k)
+        out: list[JointStateData] = []
+        for fields, joints in groups.items():
+            arrays = {f: (np.array([per_joint[k][f] for k in joints]) if f in fields else np.zeros(0))
+                      for f in ("position", "velocity", "effort")}
+            out.append(JointStateData([names[k] for k in joints], arrays["position"], arrays["velocity"],
                                       arrays["effort"], time))
         return out
 
