@@ -393,23 +393,21 @@ class ControllerManagerNode(Node):
         res.types, res.base_classes = list(types), list(bases)
         return res
 
-    def _srv_load_controller(self, req: Any, res: Any) -> Any:
+    def _ok_or_refuse(self, res: Any, action: Callable[[], Any]) -> Any:
+        """Run a lifecycle request: ok=True, or ok=False with the refusal logged as upstream does."""
         try:
-            self.load_controller(req.name)
+            action()
             res.ok = True
         except ControlError as exc:
             self._refuse(exc)
             res.ok = False
         return res
 
+    def _srv_load_controller(self, req: Any, res: Any) -> Any:
+        return self._ok_or_refuse(res, lambda: self.load_controller(req.name))
+
     def _srv_configure_controller(self, req: Any, res: Any) -> Any:
-        try:
-            self.configure_controller(req.name)
-            res.ok = True
-        except ControlError as exc:
-            self._refuse(exc)
-            res.ok = False
-        return res
+        return self._ok_or_refuse(res, lambda: self.configure_controller(req.name))
 
     def _srv_switch_controller(self, req: Any, res: Any) -> Any:
         result = self.core.switch_controller(list(req.activate_controllers), list(req.deactivate_controllers),
@@ -419,23 +417,14 @@ class ControllerManagerNode(Node):
         return res
 
     def _srv_cleanup_controller(self, req: Any, res: Any) -> Any:
-        try:
+        def cleanup() -> None:
             self.core.cleanup_controller(req.name)
             self.adapters[req.name].cleanup()
-            res.ok = True
-        except ControlError as exc:
-            self._refuse(exc)
-            res.ok = False
-        return res
+
+        return self._ok_or_refuse(res, cleanup)
 
     def _srv_unload_controller(self, req: Any, res: Any) -> Any:
-        try:
-            self.unload_controller(req.name)
-            res.ok = True
-        except ControlError as exc:
-            self._refuse(exc)
-            res.ok = False
-        return res
+        return self._ok_or_refuse(res, lambda: self.unload_controller(req.name))
 
     def _srv_reload_libraries(self, req: Any, res: Any) -> Any:
         try:
