@@ -11,6 +11,9 @@ input (``set_command``, ``accept_goal``, ...) that the node calls from its
 callbacks (so they must be thread-safe: they only stage data that ``update``
 picks up), and publishes output with :meth:`Controller.emit`, which calls the
 ``output_sink`` the node installed (or just keeps the latest value per key).
+Output that is costly to shape (joint names, per-field arrays) is emitted as a
+:class:`Deferred`: the loop parks the raw arrays and whoever reads the value
+(the node's publisher thread, a test) builds it, outside the control cycle.
 """
 
 from __future__ import annotations
@@ -41,6 +44,51 @@ class ReturnType(Enum):
     ERROR = 1
 
 
+_UNBUILT = object()
+
+
+class Deferred:
+    """A value built on first use from ``build(*args)``.
+
+    The control loop has a budget of microseconds; building message-shaped data for every emitted output
+    there (lists of names, NaN-filled field arrays, copies) cost more than the control itself. The arrays
+    passed as ``args`` are handed over: the caller must not modify them afterwards. Attribute access is
+    forwarded to the built value, so readers may treat a Deferred like the data it stands for.
+    """
+
+    __slots__ = ("_args", "_build", "_value")
+
+    def __init__(self, build: Callable[..., Any], *args: Any):
+        self._build = build
+        self._args = args
+        self._value: Any = _UNBUILT
+
+    def get(self) -> Any:
+        value = self._value
+        if value is _UNBUILT:  # two threads racing here build the same value twice, which is harmless
+            value = self._value = self._build(*self._args)
+            self._args = ()
+        return value
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+
+def resolve(data: Any) -> Any:
+    """The value itself, building a :class:`Deferred` if needed."""
+    return data.get() if type(data) is Deferred else data
+
+
+class Outputs(dict):
+    """Latest emitted value per key; reading builds deferred values."""
+
+    def __getitem__(self, key: str) -> Any:
+        return resolve(super().__getitem__(key))
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return resolve(super().get(key, default))
+
+
 class Controller:
     """Base class. Subclasses set ``type_name`` and override the hooks they need."""
 
@@ -59,7 +107,7 @@ class Controller:
         self.command_interfaces: InterfaceGroup | None = None
         self.state_interfaces: InterfaceGroup | None = None
         self.output_sink: Callable[[str, Any], None] | None = None
-        self.outputs: dict[str, Any] = {}
+        self.outputs: dict[str, Any] = Outputs()
         self._state_reader: Callable[[str], float] | None = None
         self._lock = threading.Lock()
         self.update_rate = self._read_update_rate()
@@ -123,7 +171,8 @@ class Controller:
 
     # --- output ------------------------------------------------------------------
     def emit(self, key: str, data: Any) -> None:
-        """Publish ``data`` under ``key`` (e.g. "joint_states"); the node maps keys to topics."""
+        """Publish ``data`` (or a :class:`Deferred` of it) under ``key`` (e.g. "joint_states"); the node maps
+        keys to topics."""
         self.outputs[key] = data
         sink = self.output_sink
         if sink is not None:

@@ -19,6 +19,7 @@ the URDF initial values.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -68,11 +69,12 @@ class InProcessSimulatorComponent(HardwareComponent):
                                        f"'{ci}' is not supported by the simulator (position, velocity, effort)")
         s_index = {n: i for i, n in enumerate(self.state_names)}
         self._read_maps = []
-        for field, getter in (("position", eng.positions), ("velocity", eng.velocities), ("effort", eng.efforts)):
+        for field, (buffer, address) in zip(("position", "velocity", "effort"), eng.state_buffers(), strict=True):
             pairs = [(names.index(j.name), s_index[f"{j.name}/{field}"]) for j in joints
                      if f"{j.name}/{field}" in s_index]
-            self._read_maps.append((getter, np.array([p[0] for p in pairs], dtype=np.intp),
-                                    np.array([p[1] for p in pairs], dtype=np.intp)))
+            if pairs:
+                src = np.asarray(address)[np.array([p[0] for p in pairs], dtype=np.intp)]
+                self._read_maps.append((buffer, src, np.array([p[1] for p in pairs], dtype=np.intp)))
         c_index = {n: i for i, n in enumerate(self.command_names)}
         self._cmd_joints = [j.name for j in joints if j.command_interfaces]
         # (n_cmd_joints, 3) command index per field, -1 where the joint lacks that interface
@@ -80,37 +82,44 @@ class InProcessSimulatorComponent(HardwareComponent):
                                   for j in self._cmd_joints], dtype=np.intp).reshape(-1, 3)
         self._cmd_has = self._cmd_idx >= 0
         self._cmd_safe = np.where(self._cmd_has, self._cmd_idx, 0)
-        self._groups: list[tuple[list[str], np.ndarray, int]] | None = None
-        self._last_mask = np.zeros_like(self._cmd_has)
+        self._groups: list[tuple[list[str], np.ndarray | slice, int, np.ndarray | slice]] | None = None
+        self._last_mask = b""
         self.read(0.0, 0.0)
 
     def read(self, time: float, period: float) -> None:
         if self.engine is None:
             return
         states = self.states
-        for getter, src, dst in self._read_maps:
-            if len(src):
-                states[dst] = getter()[src]
+        for buffer, src, dst in self._read_maps:
+            states[dst] = buffer[src]
 
     def _apply_commands(self) -> None:
         idx = self._cmd_idx
         if not len(idx):
             return
-        commands, active = self.commands, self.command_active
-        values = commands[self._cmd_safe]
-        mask = self._cmd_has & active[self._cmd_safe] & np.isfinite(values)
-        if self._groups is None or not np.array_equal(mask, self._last_mask):
-            self._last_mask = mask
-            codes = mask[:, 0] * 4 + mask[:, 1] * 2 + mask[:, 2]
-            self._groups = []
-            for code in sorted(set(codes.tolist()) - {0}):
-                rows = np.flatnonzero(codes == code)
-                self._groups.append(([self._cmd_joints[r] for r in rows], rows, code))
-        for names, rows, code in self._groups:
+        values = self.commands[self._cmd_safe]
+        mask = self._cmd_has & self.command_active[self._cmd_safe]
+        mask &= np.isfinite(values)
+        key = mask.tobytes()  # which fields of which joints are commanded: changes only on (de)activation
+        if self._groups is None or key != self._last_mask:
+            self._last_mask = key
+            self._groups = self._command_groups(mask)
+        engine = self.engine
+        for names, rows, code, idx in self._groups:
             sel = values[rows]
-            self.engine.set_commands(names, positions=sel[:, 0] if code & 4 else None,
-                                     velocities=sel[:, 1] if code & 2 else None,
-                                     efforts=sel[:, 2] if code & 1 else None)
+            engine.command_at(idx, names, sel[:, 0] if code & 4 else None, sel[:, 1] if code & 2 else None,
+                              sel[:, 2] if code & 1 else None)
+
+    def _command_groups(self, mask: np.ndarray) -> list[tuple[list[str], np.ndarray | slice, int, np.ndarray | slice]]:
+        """Joints grouped by which fields they command (one engine call per mode), with their actuator indices."""
+        codes = mask[:, 0] * 4 + mask[:, 1] * 2 + mask[:, 2]
+        groups = []
+        for code in sorted(set(codes.tolist()) - {0}):
+            rows = np.flatnonzero(codes == code)
+            names = [self._cmd_joints[r] for r in rows]
+            sel: np.ndarray | slice = slice(None) if len(rows) == len(codes) else rows
+            groups.append((names, sel, code, self.engine.command_index(names)))
+        return groups
 
     def write(self, time: float, period: float) -> None:
         if self.engine is None:
@@ -123,7 +132,7 @@ class InProcessSimulatorComponent(HardwareComponent):
             self.fail(f"simulator rejected a command: {exc}")
             return
         total = self._carry + max(period, 0.0)
-        n = int(np.floor(total / self.timestep + 1e-9))
+        n = math.floor(total / self.timestep + 1e-9)
         self._carry = total - n * self.timestep
         if n <= 0:
             return

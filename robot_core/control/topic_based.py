@@ -50,6 +50,8 @@ from robot_core.control.errors import ControlError
 from robot_core.control.hardware import HardwareComponent, HardwareInfo
 from robot_core.control.messages import JointStateData
 
+_NONE = np.zeros(0)  # a field not sent (shared; never written)
+
 
 def _wrap_to_pi(x: np.ndarray) -> np.ndarray:
     return (x + math.pi) % (2.0 * math.pi) - math.pi
@@ -102,6 +104,9 @@ class TopicBasedComponent(HardwareComponent):
             js = [k for k, j in enumerate(joints) if field in j.command_names()]
             self._c_layout[field] = (np.array(js, dtype=np.intp),
                                      np.array([c_names[f"{joints[k].name}/{field}"] for k in js], dtype=np.intp))
+        self._c_all = np.concatenate([cs for _, cs in self._c_layout.values()])
+        self._plan_key = b"-"
+        self._plan: list[tuple[list[str], list[tuple[np.ndarray, ...] | None]]] = []
         pos_js, pos_cs = self._c_layout["position"]
         keep = self._s_pos[pos_js] >= 0
         self._thr_state = self._s_pos[pos_js][keep]
@@ -204,39 +209,55 @@ class TopicBasedComponent(HardwareComponent):
         interfaces) gets both in one message: the receiver servos the position with the velocity as
         feed-forward instead of switching the joint to velocity control.
         """
+        active = self.command_active[self._c_all]
+        key = active.tobytes()  # which interfaces are commanded: changes only when controllers switch
+        if key != self._plan_key:
+            self._plan_key = key
+            self._plan = self._command_plan(active)
         commands = self.commands
-        active = self.command_active
-        names = self.wire_names
-        per_joint: dict[int, dict[str, float]] = {}
-        for field, (js, cs) in self._c_layout.items():
-            if not len(js):
-                continue
-            on = active[cs]
-            if not on.any():
-                continue
-            values = commands[cs]
-            if field == "position":
-                values = (values - self._off[js]) * self._red[js]
-            elif field == "velocity":
-                values = values * self._red[js]
-            else:
-                values = values / self._red[js]
-            by_joint = {int(k): float(v) for k, v, a in zip(js, values, on, strict=True) if a}
-            for k, target, mult in self._mimic:
-                if target in by_joint and k in self._c_layout[field][0]:
-                    by_joint[k] = mult * by_joint[target]
-            for k, v in by_joint.items():
-                per_joint.setdefault(k, {})[field] = v
-        groups: dict[tuple[str, ...], list[int]] = {}
-        for k in sorted(per_joint):
-            groups.setdefault(tuple(per_joint[k]), []).append(k)
         out: list[JointStateData] = []
-        for fields, joints in groups.items():
-            arrays = {f: (np.array([per_joint[k][f] for k in joints]) if f in fields else np.zeros(0))
-                      for f in ("position", "velocity", "effort")}
-            out.append(JointStateData([names[k] for k in joints], arrays["position"], arrays["velocity"],
-                                      arrays["effort"], time))
+        for names, fields in self._plan:
+            arrays = [_NONE if f is None else (commands[f[0]] - f[2]) * f[1] for f in fields]
+            out.append(JointStateData(names, arrays[0], arrays[1], arrays[2], time))
         return out
+
+    def _command_plan(self, active: np.ndarray) -> list[tuple[list[str], list[tuple[np.ndarray, ...] | None]]]:
+        """Per message: wire names and, per field, (command index, gain, offset) giving each wire value as
+        ``(command - offset) * gain`` -- the transmission, and for a mimic joint its multiplier applied to the
+        joint it follows."""
+        # per joint and field: (command index, gain, offset) of the value sent, if commanded
+        sources: dict[int, dict[str, tuple[int, float, float]]] = {}
+        start = 0
+        for field, (js, cs) in self._c_layout.items():
+            on = active[start:start + len(cs)]
+            start += len(cs)
+            by_joint: dict[int, tuple[int, float, float]] = {}
+            for k, c, a in zip(js.tolist(), cs.tolist(), on.tolist(), strict=True):
+                if a:
+                    red, off = float(self._red[k]), float(self._off[k])
+                    gain = red if field != "effort" else 1.0 / red
+                    by_joint[k] = (c, gain, off if field == "position" else 0.0)
+            for k, target, mult in self._mimic:
+                if target in by_joint and k in js:
+                    c, gain, off = by_joint[target]
+                    by_joint[k] = (c, mult * gain, off)
+            for k, src in by_joint.items():
+                sources.setdefault(k, {})[field] = src
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for k in sorted(sources):
+            groups.setdefault(tuple(sources[k]), []).append(k)
+        plan = []
+        for fields, joints in groups.items():
+            per_field: list[tuple[np.ndarray, ...] | None] = []
+            for f in ("position", "velocity", "effort"):
+                if f not in fields:
+                    per_field.append(None)
+                    continue
+                src = [sources[k][f] for k in joints]
+                per_field.append((np.array([c for c, _, _ in src], dtype=np.intp), np.array([g for _, g, _ in src]),
+                                  np.array([o for _, _, o in src])))
+            plan.append(([self.wire_names[k] for k in joints], per_field))
+        return plan
 
     def command_due(self) -> bool:
         """Upstream's anti-spam rule: publish unless |state - command| summed over positions <= threshold."""

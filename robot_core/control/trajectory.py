@@ -19,6 +19,7 @@ point the last positions are held with zero velocity and acceleration.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -135,6 +136,8 @@ class TrajectorySpline:
             a0 = zero if a1 is None else a1
             have_v0, have_a0 = v1 is not None, a1 is not None
         self.coeffs = np.stack(coeffs)  # (N, 6, n)
+        self._times = self.times.tolist()  # bisect on a list beats numpy's searchsorted on a handful of points
+        self._seg_start = self.seg_start.tolist()
 
     @property
     def end_time(self) -> float:
@@ -146,7 +149,7 @@ class TrajectorySpline:
 
     def segment_index(self, t: float) -> int:
         """Index of the waypoint the segment containing ``t`` ends at (len(times) when past the end)."""
-        return int(np.searchsorted(self.times, t, side="right"))
+        return bisect.bisect_right(self._times, t)
 
     def sample(self, t: float) -> tuple[JointSample, int]:
         """Desired state at absolute time ``t`` and the index of the waypoint being approached."""
@@ -160,9 +163,12 @@ class TrajectorySpline:
             if k == 0:
                 return self.start.copy(), 0
             return JointSample(self.positions[k].copy(), self._point_v[k].copy(), self._point_a[k].copy()), k
-        c = self.coeffs[k]
-        tau = t - self.seg_start[k]
-        q = c[0] + tau * (c[1] + tau * (c[2] + tau * (c[3] + tau * (c[4] + tau * c[5]))))
-        v = c[1] + tau * (2.0 * c[2] + tau * (3.0 * c[3] + tau * (4.0 * c[4] + tau * 5.0 * c[5])))
-        a = 2.0 * c[2] + tau * (6.0 * c[3] + tau * (12.0 * c[4] + tau * 20.0 * c[5]))
-        return JointSample(q, v, a), k
+        tau = t - self._seg_start[k]
+        t2 = tau * tau
+        t3 = t2 * tau
+        # position, velocity and acceleration rows of the polynomial basis at tau: one small product for all joints
+        basis = np.array(((1.0, tau, t2, t3, t3 * tau, t3 * t2),
+                          (0.0, 1.0, 2.0 * tau, 3.0 * t2, 4.0 * t3, 5.0 * t3 * tau),
+                          (0.0, 0.0, 2.0, 6.0 * tau, 12.0 * t2, 20.0 * t3)))
+        qva = basis @ self.coeffs[k]
+        return JointSample(qva[0], qva[1], qva[2]), k

@@ -331,7 +331,23 @@ class PhysicsEngine:
         idx = self._index_cache.get(key)
         if idx is None:
             idx = self._command_index(key)
-        n = len(key)
+        self.command_at(idx, key, positions, velocities, efforts)
+
+    def command_index(self, names: Sequence[str]) -> np.ndarray | slice:
+        """Actuator indices of ``names`` for :meth:`command_at` (raises CommandError like set_commands)."""
+        return self._command_index(tuple(names))
+
+    def command_at(
+        self,
+        idx: np.ndarray | slice,
+        names: Sequence[str],
+        positions: Sequence[float] | np.ndarray | None = None,
+        velocities: Sequence[float] | np.ndarray | None = None,
+        efforts: Sequence[float] | np.ndarray | None = None,
+    ) -> None:
+        """:meth:`set_commands` with the joints already resolved by :meth:`command_index` (a per-cycle caller
+        skips the name lookup); ``names`` only serve the error messages."""
+        n = len(names)
         arrays = []
         for label, values in (("position", positions), ("velocity", velocities), ("effort", efforts)):
             if values is None:
@@ -398,6 +414,14 @@ class PhysicsEngine:
 
     def velocities(self) -> np.ndarray:
         return self._data.qvel[self._dof]
+
+    def state_buffers(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """(live MuJoCo array, index per joint) for position, velocity and effort, in ``joint_names`` order.
+
+        For per-cycle readers that gather straight into their own storage (one copy instead of two); the
+        arrays stay valid for the engine's lifetime."""
+        d = self._data
+        return (d.qpos, self._qpos), (d.qvel, self._dof), (d.qfrc_actuator, self._dof)
 
     def efforts(self) -> np.ndarray:
         """Joint-side actuator effort: what the motor applies through its reduction (servo, feed-forwards and

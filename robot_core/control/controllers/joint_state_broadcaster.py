@@ -20,7 +20,7 @@ import itertools
 
 import numpy as np
 
-from robot_core.control.controller_base import ALL_INTERFACES, Controller
+from robot_core.control.controller_base import ALL_INTERFACES, Controller, Deferred
 from robot_core.control.interfaces import split_interface_name
 from robot_core.control.messages import DynamicJointStateData, InterfaceValueData, JointStateData
 
@@ -84,7 +84,15 @@ class JointStateBroadcaster(Controller):
         self._n_hw = n_hw
 
     def joint_state_data(self, time: float) -> JointStateData:
-        values = self.state_interfaces.get() if self.state_interfaces is not None else np.zeros(0)
+        return self._joint_state_from(time, self._values())
+
+    def dynamic_joint_state_data(self, time: float) -> DynamicJointStateData:
+        return self._dynamic_from(time, self._values())
+
+    def _values(self) -> np.ndarray:
+        return self.state_interfaces.get() if self.state_interfaces is not None else np.zeros(0)
+
+    def _joint_state_from(self, time: float, values: np.ndarray) -> JointStateData:
         n = len(self._js_names)
         fields = []
         for rows, srcs in self._js_src:
@@ -94,8 +102,7 @@ class JointStateBroadcaster(Controller):
             fields.append(arr)
         return JointStateData(list(self._js_names), fields[0], fields[1], fields[2], time)
 
-    def dynamic_joint_state_data(self, time: float) -> DynamicJointStateData:
-        values = self.state_interfaces.get() if self.state_interfaces is not None else np.zeros(0)
+    def _dynamic_from(self, time: float, values: np.ndarray) -> DynamicJointStateData:
         flat = values[self._dyn_index].tolist()
         return DynamicJointStateData(
             list(self._dyn_joints),
@@ -104,5 +111,7 @@ class JointStateBroadcaster(Controller):
             time)
 
     def update(self, time: float, period: float) -> None:
-        self.emit("joint_states", self.joint_state_data(time))
-        self.emit("dynamic_joint_states", self.dynamic_joint_state_data(time))
+        # one copy of the state values per cycle; both messages are shaped later, off the loop
+        values = self._values()
+        self.emit("joint_states", Deferred(self._joint_state_from, time, values))
+        self.emit("dynamic_joint_states", Deferred(self._dynamic_from, time, values))

@@ -56,7 +56,7 @@ from enum import IntEnum, StrEnum
 
 import numpy as np
 
-from robot_core.control.controller_base import Controller
+from robot_core.control.controller_base import Controller, Deferred, resolve
 from robot_core.control.pid import Pid, PidGains
 from robot_core.control.trajectory import INTERPOLATION_METHODS, JointSample, JointTrajectory, TrajectorySpline
 
@@ -172,6 +172,11 @@ class _Tol:
         return _Tol(*(a.copy() for a in (self.path_pos, self.path_vel, self.path_acc, self.goal_pos, self.goal_vel,
                                          self.goal_acc)), self.goal_time)
 
+    def limits(self) -> tuple[np.ndarray, ...]:
+        """The six tolerance arrays with unchecked joints (0) at +inf: one comparison per check in the loop."""
+        return tuple(np.where(a > 0.0, a, np.inf) for a in (self.path_pos, self.path_vel, self.path_acc,
+                                                             self.goal_pos, self.goal_vel, self.goal_acc))
+
 
 @dataclass
 class _Staged:
@@ -276,6 +281,10 @@ class JointTrajectoryController(Controller):
             if self.robot is not None and j in self.robot.joints and self.robot.joints[j].type == "continuous":
                 wrap[k] = True
         self.wrap = wrap
+        self._any_wrap = bool(wrap.any())
+        # where each measured field sits in the state interface vector (fields are grouped, joints in order)
+        self._zero = np.zeros(n)  # shared "no measurement" field; never written
+        self._slices = {s: slice(k * n, (k + 1) * n) for k, s in enumerate(self.state_ifaces)}
         self.configure_model()
         no_gains = all(g.p == 0.0 and g.i == 0.0 and g.d == 0.0 for g in (pid.gains for pid in self.pids))
         if self.needs_pid_gains and self.use_pid and no_gains and not np.any(self.ff_velocity_scale):
@@ -298,7 +307,7 @@ class JointTrajectoryController(Controller):
             q[bad] = self.command_interfaces.get()[:n][bad]
         self._desired = JointSample.at_rest(np.where(np.isfinite(q), q, 0.0))
         self._spline: TrajectorySpline | None = None
-        self._goal_tol: _Tol | None = None
+        self._set_goal_tolerances(None)
         for pid in self.pids:
             pid.reset()
         with self._lock:
@@ -373,7 +382,7 @@ class JointTrajectoryController(Controller):
 
     def feedback(self, goal_id: int) -> JtcFeedback | None:
         fb = self._feedback
-        return fb if fb is not None and goal_id == self._active_goal else None
+        return resolve(fb) if fb is not None and goal_id == self._active_goal else None
 
     @property
     def active_goal_id(self) -> int | None:
@@ -476,17 +485,15 @@ class JointTrajectoryController(Controller):
 
     # ------------------------------------------------------------------ the cycle
     def _read_measured(self) -> None:
-        n = len(self.joints)
+        # Views into one fresh copy of the state values; like every array of a cycle, never modified afterwards
+        # (output built later, off the loop, reads them).
         if self.state_interfaces is None:
-            self.measured = JointSample.at_rest(np.zeros(n))
+            self.measured = JointSample.at_rest(np.zeros(len(self.joints)))
             return
         vals = self.state_interfaces.get()
-        k = self.state_ifaces
-        q = vals[k.index("position") * n:(k.index("position") + 1) * n]
-        v = vals[k.index("velocity") * n:(k.index("velocity") + 1) * n] if self.has_vel_state else np.zeros(n)
-        a = vals[k.index("acceleration") * n:(k.index("acceleration") + 1) * n] if self.has_acc_state \
-            else np.zeros(n)
-        self.measured = JointSample(q, v, a)
+        sl = self._slices
+        self.measured = JointSample(vals[sl["position"]], vals[sl["velocity"]] if self.has_vel_state else self._zero,
+                                    vals[sl["acceleration"]] if self.has_acc_state else self._zero)
 
     def _finish(self, goal_id: int, status: GoalStatus, code: ErrorCode, text: str) -> None:
         """Record a result (caller holds self._lock)."""
@@ -497,7 +504,11 @@ class JointTrajectoryController(Controller):
         q = np.where(np.isfinite(q), q, self._desired.positions)
         self._desired = JointSample.at_rest(q)
         self._spline = None
-        self._goal_tol = None
+        self._set_goal_tolerances(None)
+
+    def _set_goal_tolerances(self, tol: _Tol | None) -> None:
+        self._goal_tol = tol
+        self._tol_limits = tol.limits() if tol is not None else None
 
     def _take_over(self, staged: _Staged, time: float) -> str | None:
         """Build the spline for a staged trajectory; returns a reason if it cannot run."""
@@ -535,6 +546,55 @@ class JointTrajectoryController(Controller):
     def update(self, time: float, period: float) -> None:
         self._last_time = time
         self._read_measured()
+        if self._staged is not None or self._staged_cancel:  # unlocked peek; anything staged meanwhile waits a cycle
+            self._take_staged(time)
+        # desired state
+        index = 0
+        spline = self._spline
+        if spline is not None:
+            desired, index = spline.sample(time)
+            self._desired = desired
+        desired = self._desired
+        err_q, err_v, err_a = self._errors(desired)
+        # tolerances
+        lim = self._tol_limits
+        if spline is not None and lim is not None:
+            path_pos, path_vel, path_acc, goal_pos, goal_vel, goal_acc = lim
+            if time < spline.end_time:
+                if _violates(err_q, path_pos) or (self.has_vel_state and _violates(err_v, path_vel)) or (
+                        self.has_acc_state and _violates(err_a, path_acc)):
+                    self._end_goal(GoalStatus.ABORTED, ErrorCode.PATH_TOLERANCE_VIOLATED,
+                                   "Aborted due to path tolerance violation")
+                    self._hold_measured()
+            else:
+                within = not (_violates(err_q, goal_pos) or (
+                    self.has_vel_state and _violates(self.measured.velocities, goal_vel)) or (
+                    self.has_acc_state and _violates(err_a, goal_acc)))
+                tol = self._goal_tol
+                limit = tol.goal_time if tol is not None and tol.goal_time > 0.0 else DEFAULT_GOAL_TIME
+                if within:
+                    self._end_goal(GoalStatus.SUCCEEDED, ErrorCode.SUCCESSFUL, "Goal successfully reached!")
+                    self._desired = JointSample.at_rest(spline.final_positions)
+                    self._spline = None
+                    self._set_goal_tolerances(None)
+                elif time - spline.end_time > limit:
+                    self._end_goal(GoalStatus.ABORTED, ErrorCode.GOAL_TOLERANCE_VIOLATED,
+                                   f"Aborted due to goal_time_tolerance exceeding by "
+                                   f"{time - spline.end_time - limit:f} seconds")
+                    self._hold_measured()
+            if self._desired is not desired:
+                desired = self._desired
+                err_q, err_v, err_a = self._errors(desired)
+        self._write_commands(desired, err_q, err_v, period)
+        m = self.measured
+        if self._active_goal is not None:
+            self._feedback = Deferred(self._feedback_from, time, desired, m, err_q, err_v, index)
+        if self.state_publish_rate <= 0.0 or time >= self._next_state_pub:
+            self._next_state_pub = time + (1.0 / self.state_publish_rate if self.state_publish_rate > 0 else 0.0)
+            self.emit("controller_state", Deferred(self._state_from, time, desired, m, err_q, err_v, self._commands))
+
+    def _take_staged(self, time: float) -> None:
+        """Apply cancels and take over a staged trajectory (preempting the active goal)."""
         with self._lock:
             staged, self._staged = self._staged, None
             cancels, self._staged_cancel = self._staged_cancel, set()
@@ -557,60 +617,16 @@ class JointTrajectoryController(Controller):
                                      f"Received trajectory that {reason} (at {time:f}).")
                 else:
                     self._active_goal = staged.goal_id
-                    self._goal_tol = staged.tol if staged.tol is not None else self.default_tol
-        # desired state
-        index = 0
-        spline = self._spline
-        if spline is not None:
-            desired, index = spline.sample(time)
-            self._desired = desired
-        desired = self._desired
-        err_q, err_v, err_a = self._errors(desired)
-        # tolerances
-        if spline is not None and self._goal_tol is not None:
-            tol = self._goal_tol
-            if time < spline.end_time:
-                if _violates(err_q, tol.path_pos) or (self.has_vel_state and _violates(err_v, tol.path_vel)) or (
-                        self.has_acc_state and _violates(err_a, tol.path_acc)):
-                    self._end_goal(GoalStatus.ABORTED, ErrorCode.PATH_TOLERANCE_VIOLATED,
-                                   "Aborted due to path tolerance violation")
-                    self._hold_measured()
-            else:
-                within = not (_violates(err_q, tol.goal_pos) or (
-                    self.has_vel_state and _violates(self.measured.velocities, tol.goal_vel)) or (
-                    self.has_acc_state and _violates(err_a, tol.goal_acc)))
-                limit = tol.goal_time if tol.goal_time > 0.0 else DEFAULT_GOAL_TIME
-                if within:
-                    self._end_goal(GoalStatus.SUCCEEDED, ErrorCode.SUCCESSFUL, "Goal successfully reached!")
-                    self._desired = JointSample.at_rest(spline.final_positions)
-                    self._spline = None
-                    self._goal_tol = None
-                elif time - spline.end_time > limit:
-                    self._end_goal(GoalStatus.ABORTED, ErrorCode.GOAL_TOLERANCE_VIOLATED,
-                                   f"Aborted due to goal_time_tolerance exceeding by "
-                                   f"{time - spline.end_time - limit:f} seconds")
-                    self._hold_measured()
-            desired = self._desired
-            err_q, err_v, err_a = self._errors(desired)
-        self._write_commands(desired, err_q, err_v, period)
-        if self._active_goal is not None:
-            self._feedback = JtcFeedback(time, list(self.joints), _pt(desired.positions, desired.velocities,
-                                                                      desired.accelerations),
-                                         _pt(self.measured.positions, self.measured.velocities),
-                                         _pt(err_q, err_v), index)
-        if self.state_publish_rate <= 0.0 or time >= self._next_state_pub:
-            self._next_state_pub = time + (1.0 / self.state_publish_rate if self.state_publish_rate > 0 else 0.0)
-            self.emit("controller_state", self.state_data(time, err_q, err_v))
+                    self._set_goal_tolerances(staged.tol if staged.tol is not None else self.default_tol)
 
     def _errors(self, desired: JointSample) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """desired - measured for position (wrapped for continuous joints), velocity, acceleration."""
-        n = len(self.joints)
         m = self.measured
         err_q = desired.positions - m.positions
-        if np.any(self.wrap):
+        if self._any_wrap:
             err_q = np.where(self.wrap, (err_q + math.pi) % (2 * math.pi) - math.pi, err_q)
-        err_v = desired.velocities - m.velocities if self.has_vel_state else np.zeros(n)
-        err_a = desired.accelerations - m.accelerations if self.has_acc_state else np.zeros(n)
+        err_v = desired.velocities - m.velocities if self.has_vel_state else self._zero
+        err_a = desired.accelerations - m.accelerations if self.has_acc_state else self._zero
         return err_q, err_v, err_a
 
     def _end_goal(self, status: GoalStatus, code: ErrorCode, text: str) -> None:
@@ -642,28 +658,36 @@ class JointTrajectoryController(Controller):
         cmds = self.compute_commands(desired, err_q, err_v, period)
         self._commands = cmds
         if self.command_interfaces is not None:
-            self.command_interfaces.set(np.concatenate([cmds[c] for c in self.cmd_ifaces]))
+            ifaces = self.cmd_ifaces
+            self.command_interfaces.set(cmds[ifaces[0]] if len(ifaces) == 1 else
+                                        np.concatenate([cmds[c] for c in ifaces]))
 
     def state_data(self, time: float, err_q: np.ndarray, err_v: np.ndarray) -> JtcStateData:
-        d = self._desired
-        cmds = getattr(self, "_commands", {})
+        return self._state_from(time, self._desired, self.measured, err_q, err_v, getattr(self, "_commands", {}))
+
+    def _state_from(self, time: float, d: JointSample, m: JointSample, err_q: np.ndarray, err_v: np.ndarray,
+                    cmds: dict[str, np.ndarray]) -> JtcStateData:
         output = PointData(cmds["position"].copy() if "position" in cmds else _EMPTY,
                            cmds["velocity"].copy() if "velocity" in cmds else _EMPTY,
                            cmds["acceleration"].copy() if "acceleration" in cmds else _EMPTY,
                            cmds["effort"].copy() if "effort" in cmds else _EMPTY)
-        m = self.measured
         return JtcStateData(time, list(self.joints), _pt(d.positions, d.velocities, d.accelerations),
                             _pt(m.positions, m.velocities if self.has_vel_state else None),
                             _pt(err_q, err_v if self.has_vel_state else None), output)
+
+    def _feedback_from(self, time: float, d: JointSample, m: JointSample, err_q: np.ndarray, err_v: np.ndarray,
+                       index: int) -> JtcFeedback:
+        return JtcFeedback(time, list(self.joints), _pt(d.positions, d.velocities, d.accelerations),
+                           _pt(m.positions, m.velocities), _pt(err_q, err_v), index)
 
     @property
     def desired(self) -> JointSample:
         return self._desired.copy()
 
 
-def _violates(err: np.ndarray, tol: np.ndarray) -> bool:
-    """True if any checked joint (tol > 0) is outside its tolerance."""
-    return bool(np.any((tol > 0.0) & (np.abs(err) > tol)))
+def _violates(err: np.ndarray, limit: np.ndarray) -> bool:
+    """True if any joint is outside its limit (see _Tol.limits: unchecked joints have +inf)."""
+    return bool((np.abs(err) > limit).any())
 
 
 __all__: Sequence[str] = (

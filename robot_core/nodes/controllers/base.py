@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from robot_core.control.controller_base import Controller
+from robot_core.control.controller_base import Controller, resolve
 from robot_core.control.lifecycle import State
 from robot_core.nodes.outbox import Outbox
 from robot_core.nodes.parameters import parameters_as_dict
@@ -67,7 +67,7 @@ class ControllerAdapter:
         pub = self.track(self.node.create_publisher(msg_type, topic, qos), self.node.destroy_publisher)
 
         def publish(data: Any) -> None:
-            pub.publish(convert(data))
+            pub.publish(convert(resolve(data)))
 
         self._handlers[key] = publish
         return pub

@@ -21,6 +21,7 @@ import time as _time
 from functools import partial
 from typing import Any
 
+from robot_core.control.controller_base import Deferred, resolve
 from robot_core.control.controllers.joint_trajectory import (
     ErrorCode,
     GoalRejection,
@@ -95,9 +96,9 @@ def feedback_msg(fb: JtcFeedback) -> Any:
     return msg
 
 
-def _publish_feedback(goal_handle: Any, fb: JtcFeedback) -> None:
+def _publish_feedback(goal_handle: Any, fb: JtcFeedback | Deferred) -> None:
     if goal_handle.is_active:
-        goal_handle.publish_feedback(feedback_msg(fb))
+        goal_handle.publish_feedback(feedback_msg(resolve(fb)))
 
 
 class JointTrajectoryAdapter(ControllerAdapter):
