@@ -179,3 +179,14 @@ def test_outbox_duty_cycle_rests_between_batches():
         box.close()
     with pytest.raises(ValueError):
         Outbox("bad", duty=0.0)
+
+
+def test_controllers_inherit_parameter_arguments_but_not_remaps():
+    from robot_core.nodes.parameters import inheritable_ros_args
+
+    argv = ["controller_manager", "--ros-args", "-r", "__node:=cm1", "--params-file", "/c.yaml", "-p", "a:=1",
+            "--log-level", "debug", "--remap", "x:=y", "--param=b:=2", "--", "plain", "-p", "not_ros:=1",
+            "--ros-args", "--params-file=/d.yaml", "-e", "/enclave", "--disable-rosout-logs"]
+    assert inheritable_ros_args(argv) == ["--params-file", "/c.yaml", "-p", "a:=1", "-p", "b:=2",
+                                          "--params-file", "/d.yaml"]
+    assert inheritable_ros_args(["cm", "-p", "x:=1"]) == []

@@ -171,3 +171,31 @@ def test_controller_ros_args_reach_the_controller_node(ros, cm):
     node = ros.node("remap_checker")
     wait_for(lambda: node.count_subscribers("/remapped_commands") > 0, 20, "the remapped subscription")
     assert node.count_subscribers("/forward_position_controller/commands") == 0
+
+
+@pytest.mark.ros
+def test_a_renamed_manager_keeps_its_controllers_names(ros, paused_graph, tmp_path: Path):
+    """launch_ros ``Node(name=...)`` remaps ``__node`` for the whole process; as upstream, that must rename the
+    manager only, while the YAML still configures the controllers (their sections apply to their own nodes)."""
+    from cm_helpers import CONTROLLERS_YAML
+
+    yaml = tmp_path / "renamed.yaml"
+    yaml.write_text(CONTROLLERS_YAML.read_text().replace("controller_manager:\n", "renamed_manager:\n", 1))
+    procs: list[NodeProcess] = []
+    try:
+        start_controller_manager(procs, "use_sim_time:=true", yaml=yaml, extra_args=("-r", "__node:=renamed_manager"))
+        code, out = finish(spawner("forward_position_controller", "--inactive", "-c", "/renamed_manager"))
+        assert code == 0, out
+        client = CmClient(ros.node("renamed_client"), manager="/renamed_manager")
+        ctrl = client.controllers()["forward_position_controller"]
+        assert ctrl.state == "inactive"
+        assert list(ctrl.required_command_interfaces) == [f"joint{i}/position" for i in range(1, 8)], \
+            "the controller's own YAML section reached its node"
+        node = ros.node("renamed_checker")
+        wait_for(lambda: node.count_subscribers("/forward_position_controller/commands") == 1, 20,
+                 "the controller node under its own name")
+        names = {n for n, _ in node.get_node_names_and_namespaces()}
+        assert "renamed_manager" in names and "forward_position_controller" in names
+    finally:
+        for p in procs:
+            p.stop()

@@ -67,7 +67,12 @@ from robot_core.nodes.controllers import adapter_class
 from robot_core.nodes.controllers.base import ControllerAdapter
 from robot_core.nodes.hardware_io import HardwareIo
 from robot_core.nodes.outbox import Outbox
-from robot_core.nodes.parameters import declare_overrides, parameter_value, parameters_as_dict
+from robot_core.nodes.parameters import (
+    declare_overrides,
+    inheritable_ros_args,
+    parameter_value,
+    parameters_as_dict,
+)
 
 TOPIC_PLUGIN = "topic_based_ros2_control/TopicBasedSystem"
 # Parameters of this node that are not controller entries.
@@ -115,8 +120,12 @@ class RclpyLogAdapter:
 class ControllerManagerNode(Node):
     """The ``controller_manager`` node. Call :meth:`attach` with the executor that spins it."""
 
-    def __init__(self, node_name: str = "controller_manager", **kwargs: Any):
+    def __init__(self, node_name: str = "controller_manager", controller_args: Sequence[str] | None = None,
+                 **kwargs: Any):
+        """``controller_args``: the ROS arguments controller nodes get (default: the parameter part of this
+        process's ``--ros-args``, see robot_core.nodes.parameters.inheritable_ros_args)."""
         super().__init__(node_name, allow_undeclared_parameters=True, **kwargs)
+        self._controller_args = list(inheritable_ros_args(sys.argv) if controller_args is None else controller_args)
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 
         declare_overrides(self)
@@ -493,18 +502,21 @@ class ControllerManagerNode(Node):
         params_files = parameter_value(self, f"{name}.params_file", [])
         if isinstance(params_files, str):
             params_files = [params_files] if params_files else []
-        cli_args: list[str] = []
-        if params_files:
-            cli_args = ["--ros-args"]
-            for f in params_files:
-                cli_args += ["--params-file", str(f)]
+        # As upstream: no global arguments (a `-r __node:=...` for the manager must not rename controllers), its
+        # own params_file(s) and node_options_args, use_sim_time as the manager's; plus the inherited parameters.
+        cli_args = ["--ros-args", *self._controller_args]
+        for f in params_files:
+            cli_args += ["--params-file", str(f)]
+        if self.get_parameter("use_sim_time").value:
+            cli_args += ["-p", "use_sim_time:=true"]
         node_args = parameter_value(self, f"{name}.node_options_args", [])
         if node_args:
             node_args = [str(a) for a in ([node_args] if isinstance(node_args, str) else node_args)]
-            cli_args += node_args if node_args[0] == "--ros-args" or cli_args else ["--ros-args", *node_args]
+            cli_args += node_args  # a repeated --ros-args flag is allowed
         try:
             node = rclpy.create_node(name, namespace=self.get_namespace(), context=self.context,
-                                     cli_args=cli_args or None, allow_undeclared_parameters=True)
+                                     cli_args=cli_args, use_global_arguments=False,
+                                     allow_undeclared_parameters=True)
         except Exception as exc:
             raise ControlError(f"Could not create the node of controller '{name}': {exc}") from None
         try:

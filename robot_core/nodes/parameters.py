@@ -8,6 +8,7 @@ gives untyped values dynamic typing instead.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -48,3 +49,39 @@ def parameter_value(node: Any, name: str, default: Any = None) -> Any:
         return default
     value = node.get_parameter(name).value
     return default if value is None else value
+
+
+# --ros-args options that take a value and are not parameters (dropped when controllers inherit arguments)
+_VALUE_OPTIONS = {"-r", "--remap", "-e", "--enclave", "--log-level", "--log-file-name", "--log-config-file"}
+
+
+def inheritable_ros_args(argv: Sequence[str]) -> list[str]:
+    """The parameter part (``--params-file`` files, ``-p`` overrides) of the ``--ros-args`` sections of ``argv``.
+
+    Controller nodes are created without the process's global arguments, as upstream does, so that a remap meant
+    for the manager -- launch_ros ``Node(name=...)`` passes ``-r __node:=<name>`` -- does not rename every
+    controller after it. Parameters are still handed down, so one YAML file given to the manager configures its
+    controllers too (``<controller>: ros__parameters:`` sections apply to the node of that name).
+    """
+    out: list[str] = []
+    in_ros = False
+    tokens = list(argv)
+    k = 0
+    while k < len(tokens):
+        tok = tokens[k]
+        k += 1
+        if tok == "--ros-args":
+            in_ros = True
+        elif tok == "--":
+            in_ros = False
+        elif not in_ros:
+            continue
+        elif tok in ("--params-file", "-p", "--param") and k < len(tokens):
+            out += ["--params-file" if tok == "--params-file" else "-p", tokens[k]]
+            k += 1
+        elif tok in _VALUE_OPTIONS:
+            k += 1
+        elif tok.startswith("--params-file=") or tok.startswith("--param="):
+            name, _, value = tok.partition("=")
+            out += ["--params-file" if name == "--params-file" else "-p", value]
+    return out
