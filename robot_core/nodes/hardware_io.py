@@ -9,7 +9,7 @@ loop itself. So:
   that no executor spins, and the control loop takes every queued message at the start of each cycle
   (:meth:`HardwareIo.poll`) -- a hardware read, with no thread hop and no executor in the way;
 * ``/clock`` (which must wake the loop when simulated time advances) is received by another internal node
-  (``<manager>_hardware_io``, no parameter services) spun by a single-threaded executor of its own.
+  (``_<manager>_hardware_io``, hidden, no parameter services) spun by a single-threaded executor of its own.
 
 Nodes that run with ``use_sim_time`` normally each subscribe ``/clock``; :meth:`HardwareIo.share_clock` removes
 that per-node subscription and feeds the node's clock from the one subscription here instead, so
@@ -26,6 +26,7 @@ from typing import Any
 from robot_core.control.messages import JointStateData
 from robot_core.control.topic_based import TopicBasedComponent
 from robot_core.nodes import ros_conversions as conv
+from robot_core.nodes.message_templates import JointStateBytes
 
 
 class HardwareIo:
@@ -88,8 +89,10 @@ class HardwareIo:
         pub = self.node.create_publisher(JointState, component.joint_commands_topic,
                                          QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
 
+        to_bytes = JointStateBytes()  # serialized once per layout, then only numbers written (message_templates)
+
         def send(data: JointStateData) -> None:
-            pub.publish(conv.joint_state(data))
+            pub.publish(to_bytes(data))
 
         component.command_sink = send
 

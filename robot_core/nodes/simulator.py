@@ -73,7 +73,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
@@ -82,13 +81,13 @@ from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from robot_core.model import RobotModel, RobotModelError, load_robot
+from robot_core.nodes.message_templates import retrying, stamped_template
 from robot_core.nodes.serialized_template import SerializedTemplate, sentinels
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine
@@ -663,34 +662,6 @@ def _transform(parent: str, child: str) -> TransformStamped:
     return tf
 
 
-def _stamped_template(msg: Any, stamps: list[Any], groups: dict[str, np.ndarray], salt: int) -> SerializedTemplate:
-    """Serialize ``msg`` whose ``stamps`` (Time objects inside it) and numeric ``groups`` already hold
-    sentinels, and locate them: stamps become the groups "sec" and "nanosec"."""
-    sec = sentinels(len(stamps), "int32", salt=salt + 1)
-    nanosec = sentinels(len(stamps), "uint32", salt=salt + 2)
-    for st, s_, n_ in zip(stamps, sec.tolist(), nanosec.tolist(), strict=True):
-        st.sec, st.nanosec = s_, n_
-    tpl = SerializedTemplate(serialize_message(msg))
-    tpl.add_field("sec", sec)
-    tpl.add_field("nanosec", nanosec)
-    for name, values in groups.items():
-        tpl.add_field(name, values)
-    tpl.set("sec", 0)
-    tpl.set("nanosec", 0)
-    return tpl
-
-
-def _retrying(build: Callable[[int], SerializedTemplate]) -> SerializedTemplate:
-    """A sentinel may, very rarely, also occur elsewhere in the bytes: then try other sentinels."""
-    for attempt in range(8):
-        try:
-            return build(100 * attempt)
-        except ValueError:
-            if attempt == 7:
-                raise
-    raise AssertionError("unreachable")
-
-
 def _joint_state_template(names: list[str]) -> SerializedTemplate:
     def build(salt: int) -> SerializedTemplate:
         n = len(names)
@@ -698,17 +669,17 @@ def _joint_state_template(names: list[str]) -> SerializedTemplate:
                   for k, f in enumerate(("position", "velocity", "effort"))}
         msg = JointState(name=list(names), position=groups["position"].tolist(),
                          velocity=groups["velocity"].tolist(), effort=groups["effort"].tolist())
-        return _stamped_template(msg, [msg.header.stamp], groups, salt)
+        return stamped_template(msg, [msg.header.stamp], groups, salt)
 
-    return _retrying(build)
+    return retrying(build)
 
 
 def _clock_template() -> SerializedTemplate:
     def build(salt: int) -> SerializedTemplate:
         msg = ClockMsg()
-        return _stamped_template(msg, [msg.clock], {}, salt)
+        return stamped_template(msg, [msg.clock], {}, salt)
 
-    return _retrying(build)
+    return retrying(build)
 
 
 def _tf_template(edges: list[tuple[str, str]]) -> SerializedTemplate:
@@ -722,10 +693,10 @@ def _tf_template(edges: list[tuple[str, str]]) -> SerializedTemplate:
             t.x, t.y, t.z = translation[3 * k: 3 * k + 3].tolist()
             r.x, r.y, r.z, r.w = rotation[4 * k: 4 * k + 4].tolist()
         msg = _tf_message_type()(transforms=transforms)
-        return _stamped_template(msg, [tf.header.stamp for tf in transforms],
-                                 {"translation": translation, "rotation": rotation}, salt)
+        return stamped_template(msg, [tf.header.stamp for tf in transforms],
+                                {"translation": translation, "rotation": rotation}, salt)
 
-    return _retrying(build)
+    return retrying(build)
 
 
 def _urdf_text(robot: RobotModel) -> str:
