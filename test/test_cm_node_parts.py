@@ -96,6 +96,21 @@ def test_lockstep_pacing_steps_exactly_while_paused():
         loop.stop()
 
 
+def test_lockstep_pacing_keeps_the_rate_when_the_simulator_does_not_step():
+    """An inactive in-process simulator does not advance its clock; the loop must still run at the rate
+    instead of spinning (it once reached 12 kHz at a 100 Hz setting)."""
+    pacing = LockstepPacing(rate=100.0, sim_time=lambda: 0.0, real_time_factor=1.0)
+    loop = ControlLoop(lambda t, p: None, pacing, 100.0)
+    loop.start()
+    try:
+        wait_for(lambda: loop.stats.cycles >= 20, 10, "cycles")
+        time.sleep(0.3)
+        rate = loop.statistics()["achieved_rate"]
+        assert rate < 150.0, f"{rate:.0f} cycles/s at a 100 Hz setting"
+    finally:
+        loop.stop()
+
+
 def test_wall_pacing_and_overrun_accounting():
     overruns: list[float] = []
 

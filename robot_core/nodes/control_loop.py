@@ -143,7 +143,7 @@ class LockstepPacing:
         self._pending = 0  # cycles requested by step() while paused
         self._unfinished = 0  # cycles handed out and not yet reported done
         self._wall_start: float | None = None
-        self._sim_start = 0.0
+        self._cycles = 0  # cycles paced since _wall_start
 
     @property
     def paused(self) -> bool:
@@ -185,17 +185,19 @@ class LockstepPacing:
                     return self.sim_time(), self.period
                 self._cond.wait(0.05)
         if self.real_time_factor > 0.0:
-            sim = self.sim_time()
+            # Paced by cycles handed out, not by the engine's clock: a cycle normally advances simulated time by
+            # one period, but an inactive simulator does not step, and pacing on its clock would spin the loop.
             mono = time.monotonic()
             if self._wall_start is None:
-                self._wall_start, self._sim_start = mono, sim
-            target = self._wall_start + (sim - self._sim_start) / self.real_time_factor
+                self._wall_start, self._cycles = mono, 0
+            target = self._wall_start + self._cycles * self.period / self.real_time_factor
             delay = target - mono
             if delay > 0.0:
                 if stop.wait(delay):
                     return None
             elif delay < -10 * self.period / self.real_time_factor:
-                self._wall_start, self._sim_start = mono, sim  # fell behind: do not try to catch up
+                self._wall_start, self._cycles = mono, 0  # fell behind: do not try to catch up
+            self._cycles += 1
         if stop.is_set():
             return None
         return self.sim_time(), self.period
