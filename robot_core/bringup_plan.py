@@ -255,6 +255,7 @@ def make_plan(options: BringupOptions) -> BringupPlan:
     cm_params: dict[str, Any] = {"robot_description_file": str(o.robot), "hardware_mode": o.mode, **sim_time}
     if o.mode == "topic":
         assert o.simulator_config is not None
+        cm_params["publish_robot_description"] = False  # the simulator publishes it
         simulator = NodeSpec("simulator", "simulator", (o.simulator_config,), {"urdf_path": str(o.robot)})
     else:
         sim = node_parameters(o.simulator_config, "simulator") if o.simulator_config else {}

@@ -58,6 +58,15 @@ def run_once(ros, tag: str) -> tuple[dict[int, tuple[float, ...]], list[float]]:
         result = wait_future(handle.get_result_async(), 60, "goal result")
         assert result.status == SUCCEEDED, result.result.error_string
         wait_for(lambda: (m := rec.latest()) is not None and m.header.stamp.sec >= 3, 20, "states after t = 3 s")
+        if tag == "a":  # the robot is published for rqt_joint_trajectory_controller / MoveIt / rviz
+            from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+            from std_msgs.msg import String
+
+            descriptions: list[String] = []
+            node.create_subscription(String, "/robot_description", descriptions.append, QoSProfile(
+                depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE))
+            wait_for(lambda: descriptions, 20, "/robot_description (latched)")
+            assert '<robot name="rc_arm"' in descriptions[0].data and "<ros2_control" in descriptions[0].data
         samples = {}
         for m in rec.snapshot():
             index = {n: i for i, n in enumerate(m.name)}

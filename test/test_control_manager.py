@@ -210,12 +210,22 @@ def test_auto_modes_behave_as_best_effort(cm, strictness):
     assert res.ok and res.activated == ["a"]
 
 
-def test_best_effort_skips_conflicting_controller(cm):
+def test_an_interface_conflict_refuses_the_switch_whatever_the_strictness(cm):
+    """As upstream: BEST_EFFORT skips unknown or wrongly-stated controllers, but a command interface conflict
+    refuses the whole switch with ok=false (ros2 control set_controller_state relies on that)."""
     fwd(cm, "a", ["j1"])
     fwd(cm, "b", ["j1"])
     fwd(cm, "c", ["j2"])
     res = cm.switch_controller(["a", "b", "c"], [], Strictness.BEST_EFFORT)
-    assert res.ok and res.activated == ["a", "c"] and "'b'" in res.message
+    assert not res.ok and res.activated == [] and "'b'" in res.message
+    assert "will be used by another controller that is being activated" in res.message
+    res = cm.switch_controller(["a", "c", "ghost"], [], Strictness.BEST_EFFORT)
+    assert res.ok and res.activated == ["a", "c"]
+    assert res.message.splitlines()[:2] == ["Successfully switched controllers!", "Activated controllers: [ a c ]"]
+    res = cm.switch_controller(["b"], [], Strictness.BEST_EFFORT)
+    assert not res.ok and "currently claimed by another controller" in res.message
+    res = cm.switch_controller(["b"], ["a"], Strictness.STRICT)
+    assert res.ok and res.message == "Successfully switched controllers!"
 
 
 def test_activation_hook_failure_releases_interfaces(cm):
@@ -328,11 +338,17 @@ def test_hardware_component_state_changes_stop_users(cm):
     assert "inactive" in hw_labels and "unconfigured" in hw_labels
 
 
-def test_reload_libraries_requires_force(cm):
+def test_reload_libraries_requires_force_only_for_active_controllers(cm):
+    fwd(cm, "a", ["j1"])
+    fwd(cm, "b", ["j2"])
+    cm.switch_controller(["a"])
+    with pytest.raises(ControlError, match="still 1 active controllers"):
+        cm.reload_controller_libraries(False)
+    cm.switch_controller([], ["a"])
+    cm.reload_controller_libraries(False)  # inactive controllers are unloaded, as upstream
+    assert cm.controller_names() == []
     fwd(cm, "a", ["j1"])
     cm.switch_controller(["a"])
-    with pytest.raises(ControlError, match="Cannot reload controller libraries"):
-        cm.reload_controller_libraries(False)
     cm.reload_controller_libraries(True)
     assert cm.controller_names() == []
     assert cm.rm.claimed_by("j1/position") is None

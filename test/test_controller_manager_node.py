@@ -86,7 +86,7 @@ def test_lifecycle_and_refusals(cm, graph):
     assert cm.unload("joint_trajectory_controller")
     assert "joint_trajectory_controller" not in cm.controllers()
     assert not cm.unload("joint_trajectory_controller"), "unloading twice must be refused"
-    assert not cm.call("reload_controller_libraries", force_kill=False).ok, "controllers are still loaded"
+    assert not cm.call("reload_controller_libraries", force_kill=False).ok, "a controller is still active"
     assert "Resource conflict" in graph.output() or "claimed" in graph.output()
 
 
@@ -206,6 +206,32 @@ def test_controller_parameters_live_on_the_controller_node(ros, cm):
     res = wait_future(client.call_async(GetParameters.Request(names=["joints", "constraints.goal_time"])), 10)
     assert list(res.values[0].string_array_value) == ARM_JOINTS
     assert res.values[1].double_value == 1.0
+
+
+def test_read_only_parameters_are_refused(ros, cm):
+    """As upstream (read_only: true), instead of accepting a change that has no effect."""
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+    from ros_harness import wait_future
+
+    assert cm.load("joint_trajectory_controller")
+    node = ros.node("param_writer")
+
+    def set_param(target: str, name: str, value: ParameterValue):
+        client = node.create_client(SetParameters, f"/{target}/set_parameters")
+        assert client.wait_for_service(timeout_sec=20)
+        res = wait_future(client.call_async(SetParameters.Request(parameters=[Parameter(name=name, value=value)])),
+                          10)
+        return res.results[0]
+
+    joints = ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY, string_array_value=["joint1"])
+    res = set_param("joint_trajectory_controller", "joints", joints)
+    assert not res.successful and "read-only" in res.reason
+    goal_time = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=2.0)
+    assert set_param("joint_trajectory_controller", "constraints.goal_time", goal_time).successful
+    rate = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=250)
+    res = set_param("controller_manager", "update_rate", rate)
+    assert not res.successful and "read once at start-up" in res.reason
 
 
 def test_loop_statistics_service(cm):

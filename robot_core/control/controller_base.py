@@ -96,6 +96,9 @@ class Controller:
     base_class: ClassVar[str] = CONTROLLER_INTERFACE
     is_chainable: ClassVar[bool] = False
     is_async: ClassVar[bool] = False
+    #: parameters that cannot change once the controller's node exists (upstream's ``read_only: true``); a
+    #: name ending in "." covers everything under that prefix
+    read_only_parameters: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str, params: Mapping[str, Any] | None = None, robot: RobotModel | None = None,
                  cm_update_rate: float = 100.0):

@@ -262,6 +262,7 @@ class ControllerManagerCore:
             ctrl = spec.controller
             if ctrl.state != State.INACTIVE:
                 raise ControlError(f"Controller '{name}' can not be cleaned-up from '{ctrl.state.label}' state.")
+            self.log.info("Cleanup controller '%s'", name)
             self._run_hook(ctrl, "cleanup", ctrl.on_cleanup)
             ctrl.state = State.UNCONFIGURED
             self._notify()
@@ -365,14 +366,10 @@ class ControllerManagerCore:
         # interface availability, taking the deactivations of this same switch into account
         freed = {i for n in deactivate for i in self.rm.claimed_interfaces(n)}
         taken: dict[str, str] = {}
-        for n in list(activate):
+        for n in activate:
             msg = self._check_interfaces(n, freed, taken)
-            if msg:
-                r = refuse(msg)
-                if r:
-                    return r
-                activate.remove(n)
-                continue
+            if msg:  # as upstream, whatever the strictness: an interface conflict refuses the whole switch
+                return SwitchResult(False, "\n".join([*problems, msg]))
             for i in self._specs[n].required_commands:
                 taken[i] = n
         if not activate and not deactivate:
@@ -385,14 +382,24 @@ class ControllerManagerCore:
             self._deactivate(self._specs[n], reason="switch")
             done_d.append(n)
         done_a: list[str] = []
+        failed: list[str] = []
         for n in activate:
             err = self._activate(self._specs[n])
             if err:
                 problems.append(err)
+                failed.append(n)
             else:
                 done_a.append(n)
-        ok = not (strict and problems)
-        return SwitchResult(ok, "\n".join(problems), done_a, done_d)
+        if failed:  # upstream's wording; ok=false whatever the strictness
+            head = ["Failed switching controllers.... ", f"Unable to activate controllers: [ {' '.join(failed)} ]"]
+            return SwitchResult(False, "\n".join([*head, *problems]), done_a, done_d)
+        lines = ["Successfully switched controllers!"]
+        if not strict:
+            if deactivate:
+                lines.append(f"Deactivated controllers: [ {' '.join(deactivate)} ]")
+            if activate:
+                lines.append(f"Activated controllers: [ {' '.join(activate)} ]")
+        return SwitchResult(True, "\n".join([*lines, *problems]), done_a, done_d)
 
     def _check_interfaces(self, name: str, freed: set[str], taken: dict[str, str]) -> str | None:
         spec = self._specs[name]
@@ -597,9 +604,10 @@ class ControllerManagerCore:
 
     def reload_controller_libraries(self, force_kill: bool = False) -> None:
         with self.lock:
-            if self._specs and not force_kill:
+            active = [s for s in self._specs.values() if s.controller.state == State.ACTIVE]
+            if active and not force_kill:  # as upstream, inactive and unconfigured ones are simply unloaded
                 raise ControlError(f"Controller manager: Cannot reload controller libraries because there are still "
-                                   f"{len(self._specs)} controllers loaded (use force_kill)")
+                                   f"{len(active)} active controllers")
             for spec in self._specs.values():
                 if spec.controller.state == State.ACTIVE:
                     self._deactivate(spec, reason="reload")

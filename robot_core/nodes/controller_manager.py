@@ -12,6 +12,9 @@ Parameters:
   update_rate (int, 100): control loop rate in Hz (simulated seconds with ``use_sim_time``).
   robot_description (string): the URDF; empty -> the ``robot_description`` topic (transient local) is used.
   robot_description_file (string): convenience alternative: a URDF / xacro / .g file path.
+  publish_robot_description (bool, true): with ``robot_description_file``, publish the robot as URDF text
+      (xacro expanded, .g converted) on ``/robot_description`` (transient local), for the tools that read it
+      there (rqt_joint_trajectory_controller, MoveIt, rviz) when no robot_state_publisher runs.
   hardware_mode ("", "topic", "embedded"): "" uses each ``<ros2_control>`` block's plugin; "embedded" runs
       the physics engine in this process (``robot_core/InProcessSimulator``), "topic" forces the topic-based
       protocol.
@@ -34,7 +37,7 @@ mode ``~/pause_simulation``, ``~/resume_simulation`` (Trigger) and ``~/step_simu
 
 Topics: ``~/activity`` (ControllerManagerActivity, reliable, transient local, depth 1) on every change;
 the topic-based components' command/state topics and ``/clock`` (received, or published in embedded mode) on
-an internal node ``<name>_hardware_io`` (see robot_core.nodes.hardware_io for why).
+a hidden internal node ``_<name>_hardware_io`` (see robot_core.nodes.hardware_io for why).
 
 Each controller is its own node, named after the controller, spun by the same executor (see
 robot_core.nodes.controllers).
@@ -80,6 +83,7 @@ OWN_PARAMETERS: dict[str, Any] = {
     "update_rate": 100,
     "robot_description": "",
     "robot_description_file": "",
+    "publish_robot_description": True,
     "hardware_mode": "",
     "state_timeout": -1.0,
     "real_time_factor": 1.0,
@@ -89,6 +93,7 @@ OWN_PARAMETERS: dict[str, Any] = {
     "overrun_report_period": 5.0,
     "publisher_duty_cycle": 0.5,
 }
+START_UP_ONLY = frozenset(OWN_PARAMETERS) - {"overrun_report_period"}
 
 
 class RclpyLogAdapter:
@@ -132,6 +137,7 @@ class ControllerManagerNode(Node):
         for name, default in OWN_PARAMETERS.items():
             if not self.has_parameter(name):
                 self.declare_parameter(name, default)
+        self.add_on_set_parameters_callback(self._refuse_start_up_only)
         self.executor_ref: Any = None
         self.core: ControllerManagerCore | None = None
         self.loop: ControlLoop | None = None
@@ -153,7 +159,8 @@ class ControllerManagerNode(Node):
         self.update_rate = float(self.get_parameter("update_rate").value)
         if not self.update_rate > 0:
             raise ControlError(f"parameter 'update_rate' must be > 0 Hz, got {self.update_rate}")
-        self.io = HardwareIo(self.context, f"{node_name}_hardware_io", self.get_namespace(),
+        # hidden (leading underscore) like other internal nodes: `ros2 node list` shows only the manager
+        self.io = HardwareIo(self.context, f"_{self.get_name()}_hardware_io", self.get_namespace(),
                              clock_from_topic=self.mode != "embedded")
         self.io.share_clock(self)
         self._description_sub = None
@@ -169,6 +176,17 @@ class ControllerManagerNode(Node):
             self._description_sub = self.create_subscription(String, "robot_description", self._on_description, qos,
                                                              callback_group=self._service_group)
             self.get_logger().info("Waiting for data on 'robot_description' topic to finish initialization")
+
+    def _refuse_start_up_only(self, params: list[Any]) -> Any:
+        """The manager's own parameters are read once at start-up (upstream declares update_rate read-only):
+        refuse a change rather than accept one that has no effect."""
+        from rcl_interfaces.msg import SetParametersResult
+
+        for p in params:
+            if p.name in START_UP_ONLY and self.has_parameter(p.name) and p.value != self.get_parameter(p.name).value:
+                return SetParametersResult(successful=False, reason=(
+                    f"parameter '{p.name}' of the controller manager is read-only: it is read once at start-up"))
+        return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ set-up
     def attach(self, executor: Any) -> None:
@@ -197,6 +215,16 @@ class ControllerManagerNode(Node):
             return str(Path(path).expanduser())
         return ""
 
+    def _publish_description(self, robot: Any) -> None:
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import String
+
+        from robot_core.model.urdf_writer import write_urdf
+
+        qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+        self._description_pub = self.create_publisher(String, "/robot_description", qos)
+        self._description_pub.publish(String(data=robot.urdf_xml or write_urdf(robot)))
+
     def _on_description(self, msg: Any) -> None:
         if self.core is not None:
             self.get_logger().warning("robot_description received again; the controller manager keeps the first "
@@ -224,6 +252,10 @@ class ControllerManagerNode(Node):
                 info = HardwareInfo.from_ros2_control(block, robot)
                 self._add_component(core, robot, info)
             self.core = core
+            if self.get_parameter("robot_description_file").value and not str(
+                    self.get_parameter("robot_description").value or "").strip() and \
+                    self.get_parameter("publish_robot_description").value:
+                self._publish_description(robot)
             self._create_services()
             self._start_loop()
             self.get_logger().info(

@@ -27,6 +27,7 @@ from robot_core.control.controller_base import Controller
 
 class ForwardCommandController(Controller):
     type_name = "forward_command_controller/ForwardCommandController"
+    read_only_parameters = ("joints", "interface_name")
     fixed_interface: str | None = None
 
     def on_init(self) -> None:

@@ -48,6 +48,7 @@ def build_chain(ctrl: Controller, joints: list[str], base_link: str, tip_link: s
 
 class GravityCompensationController(Controller):
     type_name = "robot_core/GravityCompensationController"
+    read_only_parameters = ("joints", "base_link", "tip_link")
 
     def on_init(self) -> None:
         self._read_params()

@@ -27,6 +27,8 @@ from robot_core.control.messages import DynamicJointStateData, InterfaceValueDat
 
 class JointStateBroadcaster(Controller):
     type_name = "joint_state_broadcaster/JointStateBroadcaster"
+    read_only_parameters = ("use_local_topics", "joints", "extra_joints", "interfaces", "map_interface_to_joint_state.",
+                            "use_urdf_to_filter", "frame_id")
 
     def on_init(self) -> None:
         self._read_params()

@@ -197,6 +197,8 @@ def _pt(q: np.ndarray, v: np.ndarray | None = None, a: np.ndarray | None = None,
 class JointTrajectoryController(Controller):
     type_name = "joint_trajectory_controller/JointTrajectoryController"
     allowed_command_interfaces: tuple[str, ...] = ("position", "velocity", "acceleration", "effort")
+    read_only_parameters = ("joints", "command_joints", "command_interfaces", "state_interfaces",
+                            "interpolation_method", "action_monitor_rate")
     needs_pid_gains = True
 
     def configure_model(self) -> None:

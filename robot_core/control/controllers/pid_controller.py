@@ -35,6 +35,8 @@ def _wrap(x: float) -> float:
 
 class PidController(Controller):
     type_name = "pid_controller/PidController"
+    read_only_parameters = ("dof_names", "reference_and_state_dof_names", "command_interface",
+                            "reference_and_state_interfaces", "set_current_state_as_first_setpoint")
 
     def on_init(self) -> None:
         self._read_params()

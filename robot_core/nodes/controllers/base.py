@@ -39,6 +39,20 @@ class ControllerAdapter:
         self._entities: list[tuple[Any, Callable[[Any], Any]]] = []
         self.configured = False
         controller.output_sink = self._sink
+        node.add_on_set_parameters_callback(self._refuse_read_only)
+
+    def _refuse_read_only(self, params: list[Any]) -> Any:
+        """Upstream declares a controller's structural parameters read-only; a change would be silently ignored
+        until the next configure anyway, so say so instead."""
+        from rcl_interfaces.msg import SetParametersResult
+
+        fixed = self.controller.read_only_parameters
+        for p in params:
+            if any(p.name == r or (r.endswith(".") and p.name.startswith(r)) for r in fixed):
+                return SetParametersResult(successful=False, reason=(
+                    f"parameter '{p.name}' of controller '{self.name}' is read-only (set it in the parameter file "
+                    f"the controller is loaded with)"))
+        return SetParametersResult(successful=True)
 
     def between_cycles(self) -> contextlib.AbstractContextManager[Any]:
         """Run a callback's work outside any control cycle.
