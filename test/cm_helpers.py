@@ -50,8 +50,24 @@ def run_spawner(*args: str, timeout: float = 60.0, script: str = "spawner") -> t
         proc.stop()
 
 
+_PROBE = "discovery_probe_not_a_controller"
+# Per service a request that changes nothing: refused (unknown name) or empty.
+HARMLESS: dict[str, dict[str, Any]] = {
+    "list_controllers": {}, "list_controller_types": {}, "list_hardware_components": {},
+    "list_hardware_interfaces": {}, "loop_statistics": {}, "switch_controller": {"strictness": 1},
+    **{s: {"name": _PROBE} for s in ("load_controller", "configure_controller", "cleanup_controller",
+                                     "unload_controller", "set_hardware_component_state")},
+}
+
+
 class CmClient:
-    """Blocking calls to the controller manager's services from a node spun by the test executor."""
+    """Blocking calls to the controller manager's services from a node spun by the test executor.
+
+    A service response is dropped (Fast DDS: "client will not receive response") when the server has not yet
+    discovered the new client's response reader, which on a loaded machine can take longer than the first
+    call. So before its first real call each service gets harmless requests (see HARMLESS) until one is
+    answered; only then do calls that change something go out.
+    """
 
     def __init__(self, node: Any, manager: str = "/controller_manager"):
         from controller_manager_msgs import srv
@@ -76,10 +92,26 @@ class CmClient:
             "resume_simulation": Trigger,
         }
         self._clients = {name: node.create_client(t, f"{manager}/{name}") for name, t in self._types.items()}
+        self._answering: set[str] = set()
         for name in ("list_controllers", "switch_controller"):
             assert self._clients[name].wait_for_service(timeout_sec=30), f"{manager}/{name} not available"
 
+    def _warm_up(self, service: str) -> None:
+        def answers() -> bool:
+            request = self._types[service].Request(**HARMLESS[service])
+            try:
+                wait_future(self._clients[service].call_async(request), 2.0, service)
+            except TimeoutError:
+                return False
+            return True
+
+        assert self._clients[service].wait_for_service(timeout_sec=30), f"{self.manager}/{service} not available"
+        wait_for(answers, 40, f"an answer from {self.manager}/{service}")
+        self._answering.add(service)
+
     def call(self, service: str, timeout: float = 20.0, **fields: Any) -> Any:
+        if service not in self._answering and service in HARMLESS:
+            self._warm_up(service)
         request = self._types[service].Request(**fields)
         return wait_future(self._clients[service].call_async(request), timeout, f"{self.manager}/{service}")
 

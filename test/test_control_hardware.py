@@ -123,6 +123,26 @@ def test_trigger_threshold():
     assert len(sent) == 1 and sent[0].position[0] == 1.05
 
 
+def test_trigger_threshold_never_mutes_velocity_or_effort_commands():
+    comp, rm = make(topic_info({"trigger_joint_command_threshold": "1e-5"}, joints=("a",), cmds=("velocity",)))
+    sent = []
+    comp.command_sink = sent.append
+    rm.claim("c", ["a/velocity"]).set([0.7])
+    comp.write(0.0, 0.01)
+    assert len(sent) == 1 and list(sent[0].velocity) == [0.7]
+    # a position joint held exactly at its command beside an effort joint: the effort still goes out
+    comp, rm = make(topic_info({"trigger_joint_command_threshold": "1e-5"}, joints=("a", "b"),
+                               cmds=("position", "effort")))
+    sent = []
+    comp.command_sink = sent.append
+    comp.on_joint_state(["a", "b"], [0.2, 0.0])
+    comp.read(0.0, 0.01)
+    rm.claim("p", ["a/position"]).set([0.2])
+    rm.claim("e", ["b/effort"]).set([3.0])
+    comp.write(0.0, 0.01)
+    assert [list(m.effort) for m in sent if len(m.effort)] == [[3.0]]
+
+
 def test_use_initial_states_as_initial_commands():
     comp, rm = make(topic_info({"use_initial_states_as_initial_commands": "true"}, joints=("a",)))
     sent = []

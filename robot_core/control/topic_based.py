@@ -26,7 +26,8 @@ Behaviour (upstream's, plus a staleness check):
   message per cycle, laid out as upstream's.
 * ``trigger_joint_command_threshold`` (default 1e-5): a command is published only
   if the summed |position state - position command| exceeds it; -1 publishes
-  every cycle (a NaN difference always publishes).
+  every cycle (a NaN difference always publishes). It only gates position
+  commands: while a velocity or effort command is claimed every cycle publishes.
 * ``use_initial_states_as_initial_commands: true``: nothing is published until
   the first state arrived, then commands start from the measured state.
 * ``state_timeout`` (seconds of the manager's clock, default 1.0, 0 disables):
@@ -105,6 +106,7 @@ class TopicBasedComponent(HardwareComponent):
             self._c_layout[field] = (np.array(js, dtype=np.intp),
                                      np.array([c_names[f"{joints[k].name}/{field}"] for k in js], dtype=np.intp))
         self._c_all = np.concatenate([cs for _, cs in self._c_layout.values()])
+        self._c_other = np.concatenate([self._c_layout["velocity"][1], self._c_layout["effort"][1]])
         self._plan_key = b"-"
         self._plan: list[tuple[list[str], list[tuple[np.ndarray, ...] | None]]] = []
         pos_js, pos_cs = self._c_layout["position"]
@@ -260,8 +262,11 @@ class TopicBasedComponent(HardwareComponent):
         return plan
 
     def command_due(self) -> bool:
-        """Upstream's anti-spam rule: publish unless |state - command| summed over positions <= threshold."""
-        if self.trigger_joint_command_threshold < 0.0:
+        """Upstream's anti-spam rule: publish unless |state - command| summed over positions <= threshold.
+
+        The rule only speaks about positions: while any velocity or effort command is claimed, every cycle is
+        published (else a velocity-only robot, whose position difference is 0, would never be commanded)."""
+        if self.trigger_joint_command_threshold < 0.0 or self.command_active[self._c_other].any():
             return True
         diff = float(np.sum(np.abs(self.states[self._thr_state] - self.commands[self._thr_cmd])))
         return not diff <= self.trigger_joint_command_threshold  # NaN -> publish
