@@ -32,18 +32,39 @@ class CycleGate:
     the cycle wait, and CPython hands the interpreter back and forth every switch interval during the cycle.
     Helpers wrap each piece of work in :meth:`helper`; the loop wraps each cycle in :meth:`cycle`. A helper
     never starts work while a cycle runs or waits, so a cycle waits at most for one piece already under way.
+
+    Waking a helper thread *during* a cycle costs the cycle too: the woken thread asks for the interpreter,
+    which forces the loop to hand it over at the next switch interval just so the helper can find the gate
+    closed. So wake-ups requested while a cycle runs (:meth:`wake_after_cycle`) are delivered when it ends.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._cycle_waiting = False
+        self.in_cycle = False
+        self._wakes: list[threading.Event] = []
 
     @contextlib.contextmanager
     def cycle(self) -> Iterator[None]:
         self._cycle_waiting = True
         with self._lock:
             self._cycle_waiting = False
-            yield
+            self.in_cycle = True
+            try:
+                yield
+            finally:
+                self.in_cycle = False
+        wakes, self._wakes = self._wakes, []
+        for event in wakes:
+            event.set()
+
+    def wake_after_cycle(self, event: threading.Event) -> None:
+        """Set ``event`` now, or when the running cycle ends."""
+        if self.in_cycle:
+            self._wakes.append(event)
+            if self.in_cycle:  # still running: the cycle's end will set it
+                return
+        event.set()
 
     @contextlib.contextmanager
     def helper(self) -> Iterator[None]:

@@ -25,6 +25,8 @@ Handler = Callable[[Any], None]
 class Gate(Protocol):
     def helper(self) -> contextlib.AbstractContextManager[None]: ...
 
+    def wake_after_cycle(self, event: threading.Event) -> None: ...
+
 
 class Outbox:
     """Slots keyed by anything hashable; ``post`` is O(1) and never blocks on publishing."""
@@ -53,7 +55,11 @@ class Outbox:
                 self.overwritten += 1
             self._slots[key] = (handler, data)
             self.posted += 1
-        self._wake.set()
+        wake = getattr(self.gate, "wake_after_cycle", None)
+        if wake is not None:
+            wake(self._wake)  # posted from inside a control cycle: wake the thread when the cycle ends
+        else:
+            self._wake.set()
 
     def discard(self, predicate: Callable[[Hashable], bool]) -> None:
         """Drop undelivered values whose key matches (e.g. of a controller being unloaded)."""
