@@ -312,6 +312,13 @@ def test_partial_goal_when_allowed():
     assert rig.command("j1") == pytest.approx(0.1) and rig.command("j2") == pytest.approx(0.8)
 
 
+def test_joint_order_of_the_goal_does_not_matter():
+    rig = Rig()
+    gid = rig.jtc.accept_goal(traj([[0.7, -0.3]], (0.5,), names=["j2", "j1"]))
+    assert rig.run_until_result(gid).status == GoalStatus.SUCCEEDED
+    assert rig.command("j1") == pytest.approx(-0.3) and rig.command("j2") == pytest.approx(0.7)
+
+
 def test_topic_trajectory_query_state_and_empty_trajectory_stops():
     rig = Rig()
     assert rig.jtc.set_trajectory(traj([[1.0, 1.0]], (1.0,))) is None

@@ -108,3 +108,36 @@ def test_rejects_bad_times():
         spline(start, [1.0, 1.0], [[0.0], [1.0]])
     with pytest.raises(ValueError, match="follow the start time"):
         spline(start, [0.0], [[0.0]])
+
+
+def test_all_segments_at_once_equal_the_per_segment_polynomials():
+    """The spline computes every segment in one pass; each must equal the polynomial of its own end points."""
+    rng = np.random.default_rng(7)
+    n, N = 3, 9
+    start = JointSample(rng.normal(size=n), rng.normal(size=n), rng.normal(size=n))
+    times = np.cumsum(rng.uniform(0.1, 0.8, N))
+    pos = rng.normal(size=(N, n))
+    vel = [rng.normal(size=n) if k % 3 != 1 else None for k in range(N)]  # gaps make linear / cubic segments
+    acc = [rng.normal(size=n) if k % 2 == 0 else None for k in range(N)]
+    s = TrajectorySpline(0.0, start, times, pos, vel, acc)
+    p0, v0, a0, t0 = start.positions, start.velocities, start.accelerations, 0.0
+    kinds = set()
+    for k in range(N):
+        T = times[k] - t0
+        if vel[k] is not None and acc[k] is not None and v0 is not None and a0 is not None:
+            expected, kind = quintic_coefficients(p0, v0, a0, pos[k], vel[k], acc[k], T), "quintic"
+        elif vel[k] is not None and v0 is not None:
+            expected, kind = cubic_coefficients(p0, v0, pos[k], vel[k], T), "cubic"
+        else:
+            expected, kind = np.stack([p0, (pos[k] - p0) / T, *([np.zeros(n)] * 4)]), "linear"
+        kinds.add(kind)
+        np.testing.assert_allclose(s.coeffs[k], expected, rtol=1e-12, atol=1e-12)
+        p0, v0, a0, t0 = pos[k], vel[k], acc[k], times[k]
+    assert kinds == {"quintic", "cubic", "linear"}
+    # the same from arrays with masks
+    has_v = np.array([v is not None for v in vel])
+    has_a = np.array([a is not None for a in acc])
+    V = np.array([v if v is not None else np.zeros(n) for v in vel])
+    A = np.array([a if a is not None else np.zeros(n) for a in acc])
+    s2 = TrajectorySpline(0.0, start, times, pos, V, A, has_velocities=has_v, has_accelerations=has_a)
+    np.testing.assert_array_equal(s2.coeffs, s.coeffs)

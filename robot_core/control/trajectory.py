@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -92,13 +93,19 @@ class TrajectorySpline:
         start: the start state (all of position, velocity, acceleration).
         times: absolute times of the waypoints, strictly increasing and > start_time.
         positions: (N, n) waypoint positions.
-        velocities / accelerations: per waypoint an (n,) array or None when that point lacks it.
+        velocities / accelerations: per waypoint an (n,) array or None when that point lacks it; or an (N, n)
+            array, with ``has_velocities`` / ``has_accelerations`` (N,) saying which rows are given.
         method: "splines" or "none".
+
+    Built inside the control cycle when a trajectory is taken over, so all segments are computed at once
+    (array operations over every segment; a 50-point trajectory costs about what a 1-point one does).
     """
 
     def __init__(self, start_time: float, start: JointSample, times: Sequence[float], positions: np.ndarray,
-                 velocities: Sequence[np.ndarray | None], accelerations: Sequence[np.ndarray | None],
-                 method: str = "splines"):
+                 velocities: Sequence[np.ndarray | None] | np.ndarray,
+                 accelerations: Sequence[np.ndarray | None] | np.ndarray,
+                 method: str = "splines", has_velocities: np.ndarray | None = None,
+                 has_accelerations: np.ndarray | None = None):
         if method not in INTERPOLATION_METHODS:
             raise ValueError(f"interpolation method must be one of {INTERPOLATION_METHODS}, got '{method}'")
         times_a = np.asarray(times, dtype=float)
@@ -110,32 +117,34 @@ class TrajectorySpline:
         self.start_time = float(start_time)
         self.start = start.copy()
         self.times = times_a
-        self.positions = np.asarray(positions, dtype=float)
-        n = self.positions.shape[1]
-        zero = np.zeros(n)
-        self.velocities = [None if v is None else np.asarray(v, dtype=float) for v in velocities]
-        self.accelerations = [None if a is None else np.asarray(a, dtype=float) for a in accelerations]
-        # Waypoint states for the "none" method and for sampling past the end.
-        self._point_v = [zero if v is None else v for v in self.velocities]
-        self._point_a = [zero if a is None else a for a in self.accelerations]
+        self.positions = P1 = np.asarray(positions, dtype=float)
+        V1, hv = _rows(velocities, has_velocities, P1.shape)
+        A1, ha = _rows(accelerations, has_accelerations, P1.shape)
+        # Waypoint states for the "none" method and for sampling past the end (zeros where not given).
+        self._point_v, self._point_a = V1, A1
         self.seg_start = np.concatenate([[self.start_time], times_a[:-1]])
-        coeffs = []
-        p0, v0, a0 = self.start.positions, self.start.velocities, self.start.accelerations
-        have_v0 = have_a0 = True
-        for k in range(len(times_a)):
-            T = times_a[k] - self.seg_start[k]
-            p1, v1, a1 = self.positions[k], self.velocities[k], self.accelerations[k]
-            if v1 is not None and a1 is not None and have_v0 and have_a0:
-                coeffs.append(quintic_coefficients(p0, v0, a0, p1, v1, a1, T))
-            elif v1 is not None and have_v0:
-                coeffs.append(cubic_coefficients(p0, v0, p1, v1, T))
-            else:
-                coeffs.append(linear_coefficients(p0, p1, T))
-            p0 = p1
-            v0 = zero if v1 is None else v1
-            a0 = zero if a1 is None else a1
-            have_v0, have_a0 = v1 is not None, a1 is not None
-        self.coeffs = np.stack(coeffs)  # (N, 6, n)
+        # Segment k runs from point k-1 (the start state for k = 0) to point k. Its polynomial follows what both
+        # ends provide: velocities and accelerations -> quintic, velocities -> cubic, else linear.
+        P0 = np.vstack([start.positions, P1[:-1]])
+        V0 = np.vstack([start.velocities, V1[:-1]])
+        A0 = np.vstack([start.accelerations, A1[:-1]])
+        hv0 = np.concatenate([[True], hv[:-1]])
+        ha0 = np.concatenate([[True], ha[:-1]])
+        quintic = hv & ha & hv0 & ha0
+        cubic = hv & hv0 & ~quintic
+        linear = ~(quintic | cubic)
+        T = (times_a - self.seg_start)[:, None]
+        dp = P1 - P0
+        coeffs = np.zeros((len(times_a), 6, P1.shape[1]))
+        coeffs[:, 0] = P0
+        # each kind only on its own rows (most trajectories are all one kind: a plain slice, no copies)
+        for mask, fill in ((linear, _linear), (cubic, _cubic), (quintic, _quintic)):
+            if mask.all():
+                fill(coeffs, slice(None), dp, T, P0, V0, A0, V1, A1)
+            elif mask.any():
+                r = np.flatnonzero(mask)
+                fill(coeffs, r, dp[r], T[r], P0[r], V0[r], A0[r], V1[r], A1[r])
+        self.coeffs = coeffs  # (N, 6, n)
         self._times = self.times.tolist()  # bisect on a list beats numpy's searchsorted on a handful of points
         self._seg_start = self.seg_start.tolist()
 
@@ -172,3 +181,41 @@ class TrajectorySpline:
                           (0.0, 0.0, 2.0, 6.0 * tau, 12.0 * t2, 20.0 * t3)))
         qva = basis @ self.coeffs[k]
         return JointSample(qva[0], qva[1], qva[2]), k
+
+
+def _rows(values: Sequence[np.ndarray | None] | np.ndarray, given: np.ndarray | None,
+          shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-waypoint optional arrays as one (N, n) array (zeros where absent) and the (N,) mask of given rows."""
+    if given is not None:
+        return np.asarray(values, dtype=float).reshape(shape), np.asarray(given, dtype=bool)
+    mask = np.array([v is not None for v in values], dtype=bool)
+    out = np.zeros(shape)
+    for k, v in enumerate(values):
+        if v is not None:
+            out[k] = v
+    return out, mask
+
+
+# Coefficients c1..c5 of the segments ``r`` of one kind (c0, the start position, is common); the arguments are
+# those segments' rows: position change, duration (column), start position/velocity/acceleration, end
+# velocity/acceleration.
+def _linear(c: np.ndarray, r: Any, dp: np.ndarray, T: np.ndarray, *_: np.ndarray) -> None:
+    c[r, 1] = dp / T
+
+
+def _cubic(c: np.ndarray, r: Any, dp: np.ndarray, T: np.ndarray, P0: np.ndarray, V0: np.ndarray, A0: np.ndarray,
+           V1: np.ndarray, A1: np.ndarray) -> None:
+    c[r, 1] = V0
+    c[r, 2] = (3.0 * dp - (2.0 * V0 + V1) * T) / (T * T)
+    c[r, 3] = (-2.0 * dp + (V0 + V1) * T) / (T * T * T)
+
+
+def _quintic(c: np.ndarray, r: Any, dp: np.ndarray, T: np.ndarray, P0: np.ndarray, V0: np.ndarray, A0: np.ndarray,
+             V1: np.ndarray, A1: np.ndarray) -> None:
+    T2 = T * T
+    T3 = T2 * T
+    c[r, 1] = V0
+    c[r, 2] = 0.5 * A0
+    c[r, 3] = (20.0 * dp - (8.0 * V1 + 12.0 * V0) * T - (3.0 * A0 - A1) * T2) / (2.0 * T3)
+    c[r, 4] = (-30.0 * dp + (14.0 * V1 + 16.0 * V0) * T + (3.0 * A0 - 2.0 * A1) * T2) / (2.0 * T3 * T)
+    c[r, 5] = (12.0 * dp - 6.0 * (V1 + V0) * T - (A0 - A1) * T2) / (2.0 * T3 * T2)

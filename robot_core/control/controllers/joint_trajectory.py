@@ -173,9 +173,48 @@ class _Tol:
                                          self.goal_acc)), self.goal_time)
 
     def limits(self) -> tuple[np.ndarray, ...]:
-        """The six tolerance arrays with unchecked joints (0) at +inf: one comparison per check in the loop."""
-        return tuple(np.where(a > 0.0, a, np.inf) for a in (self.path_pos, self.path_vel, self.path_acc,
-                                                             self.goal_pos, self.goal_vel, self.goal_acc))
+        """The six tolerance arrays with unchecked joints (0) at +inf: one comparison per check in the loop.
+        Computed once (the arrays are not changed after the goal is staged)."""
+        cached = self.__dict__.get("_limits")
+        if cached is None:
+            cached = self.__dict__["_limits"] = tuple(
+                np.where(a > 0.0, a, np.inf) for a in (self.path_pos, self.path_vel, self.path_acc, self.goal_pos,
+                                                       self.goal_vel, self.goal_acc))
+        return cached
+
+
+@dataclass
+class _Points:
+    """A validated trajectory's points as arrays, made by the thread that stages it so that taking it over in
+    the control cycle is a few array operations however many points it has."""
+
+    cols: np.ndarray  # controller joint index of each trajectory joint
+    time_from_start: np.ndarray  # (N,)
+    positions: np.ndarray  # (N, k) in trajectory joint order
+    velocities: np.ndarray  # (N, k), zeros where a point has none
+    accelerations: np.ndarray
+    has_velocities: np.ndarray  # (N,) bool
+    has_accelerations: np.ndarray
+
+    @staticmethod
+    def of(trajectory: JointTrajectory, joints: list[str]) -> _Points:
+        pts = trajectory.points
+        k = len(trajectory.joint_names)
+
+        def rows(field: str) -> tuple[np.ndarray, np.ndarray]:
+            given = np.array([len(getattr(p, field)) > 0 for p in pts], dtype=bool)
+            out = np.zeros((len(pts), k))
+            for r, p in enumerate(pts):
+                if given[r]:
+                    out[r] = np.asarray(getattr(p, field), dtype=float)
+            return out, given
+
+        vel, has_v = rows("velocities")
+        acc, has_a = rows("accelerations")
+        return _Points(np.array([joints.index(j) for j in trajectory.joint_names], dtype=np.intp),
+                       np.array([float(p.time_from_start) for p in pts]),
+                       np.array([np.asarray(p.positions, dtype=float) for p in pts]).reshape(len(pts), k),
+                       vel, acc, has_v, has_a)
 
 
 @dataclass
@@ -183,6 +222,7 @@ class _Staged:
     goal_id: int | None  # None: topic trajectory
     trajectory: JointTrajectory
     tol: _Tol | None
+    points: _Points | None = None  # None: no points (stop and hold)
 
 
 _EMPTY = np.zeros(0)
@@ -262,6 +302,7 @@ class JointTrajectoryController(Controller):
         goal_pos = np.array([p.float(f"constraints.{j}.goal", 0.0, min_value=0.0) for j in self.joints])
         self.default_tol = _Tol(path_pos, np.zeros(n), np.zeros(n), goal_pos, np.full(n, stopped), np.zeros(n),
                                 goal_time)
+        self.default_tol.limits()
         # gains
         self.pids: list[Pid] = []
         self.ff_velocity_scale = np.zeros(n)
@@ -284,6 +325,7 @@ class JointTrajectoryController(Controller):
                 wrap[k] = True
         self.wrap = wrap
         self._any_wrap = bool(wrap.any())
+        self._all_cols = np.arange(n)
         # where each measured field sits in the state interface vector (fields are grouped, joints in order)
         self._zero = np.zeros(n)  # shared "no measurement" field; never written
         self._slices = {s: slice(k * n, (k + 1) * n) for k, s in enumerate(self.state_ifaces)}
@@ -344,13 +386,15 @@ class JointTrajectoryController(Controller):
         tol = self._merge_tolerances(tolerances or GoalTolerances())
         if isinstance(tol, GoalRejection):
             return tol
+        tol.limits()  # computed here, not in the control cycle
+        points = _Points.of(trajectory, self.joints)
         with self._lock:
             goal_id = self._next_goal_id
             self._next_goal_id += 1
             if self._staged is not None and self._staged.goal_id is not None:
                 self._finish(self._staged.goal_id, GoalStatus.ABORTED, ErrorCode.INVALID_GOAL,
                              "Current goal preempted by new incoming action.")
-            self._staged = _Staged(goal_id, trajectory, tol)
+            self._staged = _Staged(goal_id, trajectory, tol, points)
         return goal_id
 
     def set_trajectory(self, trajectory: JointTrajectory) -> GoalRejection | None:
@@ -365,7 +409,8 @@ class JointTrajectoryController(Controller):
             if self._staged is not None and self._staged.goal_id is not None:
                 self._finish(self._staged.goal_id, GoalStatus.ABORTED, ErrorCode.INVALID_GOAL,
                              "Current goal preempted by new incoming trajectory.")
-            self._staged = _Staged(None, trajectory, None)
+            self._staged = _Staged(None, trajectory, None, _Points.of(trajectory, self.joints) if trajectory.points
+                                   else None)
         return None
 
     def cancel(self, goal_id: int) -> bool:
@@ -514,35 +559,32 @@ class JointTrajectoryController(Controller):
 
     def _take_over(self, staged: _Staged, time: float) -> str | None:
         """Build the spline for a staged trajectory; returns a reason if it cannot run."""
-        traj = staged.trajectory
-        n = len(self.joints)
-        if not traj.points:
+        pts = staged.points
+        if pts is None:
             self._hold_measured()
             return None
+        traj = staged.trajectory
         t0 = traj.start_time if traj.start_time != 0.0 else time
-        cols = [self.joints.index(j) for j in traj.joint_names]
-        start = self._desired.copy()
-        times, pos, vel, acc = [], [], [], []
-        for pt in traj.points:
-            t_abs = t0 + float(pt.time_from_start)
-            if t_abs <= time:
-                continue
-            q = start.positions.copy()
-            q[cols] = np.asarray(pt.positions, dtype=float)
-            v = a = None
-            if len(pt.velocities):
-                v = np.zeros(n)
-                v[cols] = np.asarray(pt.velocities, dtype=float)
-            if len(pt.accelerations):
-                a = np.zeros(n)
-                a[cols] = np.asarray(pt.accelerations, dtype=float)
-            times.append(t_abs)
-            pos.append(q)
-            vel.append(v)
-            acc.append(a)
-        if not times:
+        times = t0 + pts.time_from_start
+        keep = times > time  # waypoints at or before the take-over are dropped
+        count = int(np.count_nonzero(keep))
+        if not count:
             return "trajectory ends in the past"
-        self._spline = TrajectorySpline(time, start, times, np.array(pos), vel, acc, self.interpolation_method)
+        n, cols = len(self.joints), pts.cols
+        start = self._desired.copy()
+        rows: slice | np.ndarray = slice(None) if count == len(times) else keep
+        pos, vel, acc = pts.positions[rows], pts.velocities[rows], pts.accelerations[rows]
+        if len(cols) != n or np.any(cols != self._all_cols):
+            # joints the trajectory does not name (partial goals) hold their desired position, at rest; the
+            # others are put in controller order
+            full = np.repeat(start.positions[None, :], count, axis=0)
+            full[:, cols] = pos
+            pos = full
+            vel, acc = (np.zeros((count, n)), np.zeros((count, n)))
+            vel[:, cols] = pts.velocities[rows]
+            acc[:, cols] = pts.accelerations[rows]
+        self._spline = TrajectorySpline(time, start, times[rows], pos, vel, acc, self.interpolation_method,
+                                        pts.has_velocities[rows], pts.has_accelerations[rows])
         return None
 
     def update(self, time: float, period: float) -> None:

@@ -189,7 +189,7 @@ class JointTrajectoryAdapter(ControllerAdapter):
                     if done is None and goal_handle.is_cancel_requested and not cancel_sent:
                         cancel_sent = True
                         self.controller.cancel(goal_id)
-                    fb = self.controller.feedback(goal_id)
+                fb = self.controller.feedback(goal_id)  # built from the cycle's arrays here, outside the gate
                 if done is not None:
                     break
                 if self._closing.is_set():
