@@ -202,3 +202,26 @@ def test_topic_based_protocol_against_the_engine():
     assert np.all(np.isnan(comp.last_command.position))
     assert eng.command_modes()["joint1"] == "velocity"
     assert eng.velocities()[0] == pytest.approx(0.5, abs=0.05)
+
+
+def test_in_process_simulator_skips_non_finite_commands():
+    """A NaN command value means "not commanded": that joint keeps its last command, the others are applied."""
+    from robot_core.control.hardware import IN_PROCESS_PLUGIN
+
+    cm = ControllerManagerCore.from_robot(load("planar2.urdf"), 100.0, plugin_override=IN_PROCESS_PLUGIN)
+    cm.load_controller("fp", "position_controllers/JointGroupPositionController", {"joints": ["joint1", "joint2"]})
+    cm.configure_controller("fp")
+    assert cm.switch_controller(["fp"], [], Strictness.STRICT).ok
+    fp = cm.controller("fp")
+    engine = cm.simulator().engine
+    fp.set_command([0.3, -0.2])
+    cm.update(0.0, 0.01)
+    assert engine.actuation.target.tolist() == pytest.approx([0.3, -0.2])
+    fp.set_command([0.5, 0.4])
+    cm.read(0.01, 0.01)
+    cm.update_controllers(0.01, 0.01)
+    cm.rm.write_command("joint1/position", float("nan"))  # as an unclaimed/undefined value would be
+    cm.write(0.01, 0.01)
+    assert engine.actuation.target.tolist() == pytest.approx([0.3, 0.4])
+    cm.update(0.02, 0.01)  # finite again: applied
+    assert engine.actuation.target.tolist() == pytest.approx([0.5, 0.4])

@@ -84,6 +84,7 @@ class InProcessSimulatorComponent(HardwareComponent):
         self._cmd_safe = np.where(self._cmd_has, self._cmd_idx, 0)
         self._groups: list[tuple[list[str], np.ndarray | slice, int, np.ndarray | slice]] | None = None
         self._last_mask = b""
+        self._plans: dict[bytes, list[tuple[list[str], np.ndarray | slice, tuple[np.ndarray | None, ...]]]] = {}
         self.read(0.0, 0.0)
 
     def read(self, time: float, period: float) -> None:
@@ -94,9 +95,33 @@ class InProcessSimulatorComponent(HardwareComponent):
             states[dst] = buffer[src]
 
     def _apply_commands(self) -> None:
-        idx = self._cmd_idx
-        if not len(idx):
+        if not len(self._cmd_idx):
             return
+        # Usual case: which interfaces are commanded changes only with claims, and every commanded value is
+        # finite; then one gather per commanded field. A non-finite value takes the general path below.
+        key = self.command_active.tobytes()
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) > 64:
+                self._plans.clear()
+            plan = self._plans[key] = [
+                (names, idx, tuple(None if not code & bit else self._cmd_idx[rows, f]
+                                   for f, bit in ((0, 4), (1, 2), (2, 1))))
+                for names, rows, code, idx in self._command_groups(self._cmd_has & self.command_active[self._cmd_safe])]
+        commands = self.commands
+        calls = []
+        for names, idx, fields in plan:
+            arrays = [None if c is None else commands[c] for c in fields]
+            if not all(a is None or math.isfinite(a.sum()) for a in arrays):
+                self._apply_masked()
+                return
+            calls.append((idx, names, arrays))
+        engine = self.engine
+        for idx, names, arrays in calls:
+            engine.command_at(idx, names, *arrays)
+
+    def _apply_masked(self) -> None:
+        """Non-finite command values mean "not commanded" (ros2_control leaves unclaimed values NaN)."""
         values = self.commands[self._cmd_safe]
         mask = self._cmd_has & self.command_active[self._cmd_safe]
         mask &= np.isfinite(values)

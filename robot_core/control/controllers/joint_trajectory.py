@@ -172,14 +172,15 @@ class _Tol:
         return _Tol(*(a.copy() for a in (self.path_pos, self.path_vel, self.path_acc, self.goal_pos, self.goal_vel,
                                          self.goal_acc)), self.goal_time)
 
-    def limits(self) -> tuple[np.ndarray, ...]:
-        """The six tolerance arrays with unchecked joints (0) at +inf: one comparison per check in the loop.
-        Computed once (the arrays are not changed after the goal is staged)."""
+    def limits(self) -> tuple[np.ndarray | None, ...]:
+        """The six tolerance arrays with unchecked joints (0) at +inf, or None when no joint is checked: one
+        comparison per check in the loop, none for an unchecked kind. Computed once (the arrays are not changed
+        after the goal is staged)."""
         cached = self.__dict__.get("_limits")
         if cached is None:
             cached = self.__dict__["_limits"] = tuple(
-                np.where(a > 0.0, a, np.inf) for a in (self.path_pos, self.path_vel, self.path_acc, self.goal_pos,
-                                                       self.goal_vel, self.goal_acc))
+                np.where(a > 0.0, a, np.inf) if np.any(a > 0.0) else None
+                for a in (self.path_pos, self.path_vel, self.path_acc, self.goal_pos, self.goal_vel, self.goal_acc))
         return cached
 
 
@@ -729,9 +730,9 @@ class JointTrajectoryController(Controller):
         return self._desired.copy()
 
 
-def _violates(err: np.ndarray, limit: np.ndarray) -> bool:
-    """True if any joint is outside its limit (see _Tol.limits: unchecked joints have +inf)."""
-    return bool((np.abs(err) > limit).any())
+def _violates(err: np.ndarray, limit: np.ndarray | None) -> bool:
+    """True if any joint is outside its limit (see _Tol.limits: unchecked joints have +inf, None checks none)."""
+    return limit is not None and bool(np.count_nonzero(np.abs(err) > limit))
 
 
 __all__: Sequence[str] = (
