@@ -38,6 +38,27 @@ def test_outbox_delivers_the_latest_value_per_key_and_survives_a_failing_handler
         box.close()
 
 
+def test_posts_from_inside_a_cycle_are_delivered_after_it():
+    """The publisher thread is not woken in the middle of a control cycle (it would only contend for the
+    interpreter and find the gate closed); what the cycle posted goes out once the cycle ends."""
+    from robot_core.nodes.control_loop import CycleGate
+
+    gate = CycleGate()
+    delivered = threading.Event()
+    box = Outbox("gated_outbox", gate=gate)
+    try:
+        with gate.cycle():
+            box.post("state", lambda _: delivered.set(), None)
+            assert not box._wake.is_set(), "woken during the cycle"
+            time.sleep(0.05)
+            assert not delivered.is_set()
+        assert delivered.wait(5), "delivered after the cycle"
+        box.post("later", lambda _: None, None)  # outside a cycle: woken at once
+        assert box.flush(5)
+    finally:
+        box.close()
+
+
 # ---------------------------------------------------------------------------------------------- pacing
 def test_sim_clock_pacing_follows_simulated_time_only():
     pacing = SimClockPacing(rate=100.0)

@@ -13,7 +13,8 @@ from rclpy.serialization import serialize_message
 
 from robot_core.control.messages import DynamicJointStateData, InterfaceValueData, JointStateData
 from robot_core.nodes import ros_conversions as conv
-from robot_core.nodes.message_templates import DynamicJointStateBytes, JointStateBytes, stamp_parts
+from robot_core.nodes.message_templates import DynamicJointStateBytes, JointStateBytes
+from robot_core.nodes.ros_conversions import stamp_parts
 
 
 @pytest.mark.parametrize("stamp", [0.0, 1.5, 12345.999999999, 7.0000000004, -1.0, math.nan])

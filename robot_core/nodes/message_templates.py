@@ -18,21 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from robot_core.nodes.ros_conversions import stamp_parts
 from robot_core.nodes.serialized_template import SerializedTemplate, sentinels
 
 # build(layout, groups) -> (message holding the groups' values, the Time objects inside it to stamp)
 Builder = Callable[[Any, dict[str, np.ndarray]], tuple[Any, list[Any]]]
-
-
-def stamp_parts(seconds: float) -> tuple[int, int]:
-    """(sec, nanosec) as robot_core.nodes.ros_conversions.to_time makes them."""
-    if not np.isfinite(seconds) or seconds < 0.0:
-        seconds = 0.0
-    sec = int(seconds)
-    nanosec = round((seconds - sec) * 1e9)
-    if nanosec >= 1_000_000_000:
-        sec, nanosec = sec + 1, nanosec - 1_000_000_000
-    return sec, nanosec
 
 
 def stamped_template(msg: Any, stamps: list[Any], groups: dict[str, np.ndarray], salt: int) -> SerializedTemplate:

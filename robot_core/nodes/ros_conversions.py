@@ -37,15 +37,21 @@ def float_array(values: Sequence[float] | np.ndarray | None) -> array.array:
     return array.array("d", values)
 
 
-def to_time(seconds: float) -> Any:
-    from builtin_interfaces.msg import Time
-
+def stamp_parts(seconds: float) -> tuple[int, int]:
+    """(sec, nanosec) of a stamp; non-finite or negative times become 0."""
     if not math.isfinite(seconds) or seconds < 0.0:
         seconds = 0.0
     sec = int(seconds)
     nanosec = round((seconds - sec) * 1e9)
     if nanosec >= 1_000_000_000:
         sec, nanosec = sec + 1, nanosec - 1_000_000_000
+    return sec, nanosec
+
+
+def to_time(seconds: float) -> Any:
+    from builtin_interfaces.msg import Time
+
+    sec, nanosec = stamp_parts(seconds)
     return Time(sec=sec, nanosec=nanosec)
 
 
