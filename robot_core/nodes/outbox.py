@@ -36,6 +36,7 @@ class Outbox:
         if not 0.0 < duty <= 1.0:
             raise ValueError(f"duty must be in (0, 1], got {duty}")
         self.gate = gate  # see robot_core.nodes.control_loop.CycleGate
+        self._wake_after_cycle = getattr(gate, "wake_after_cycle", None)
         self.duty = duty
         self._slots: dict[Hashable, tuple[Handler, Any]] = {}
         self._lock = threading.Lock()
@@ -55,9 +56,8 @@ class Outbox:
                 self.overwritten += 1
             self._slots[key] = (handler, data)
             self.posted += 1
-        wake = getattr(self.gate, "wake_after_cycle", None)
-        if wake is not None:
-            wake(self._wake)  # posted from inside a control cycle: wake the thread when the cycle ends
+        if self._wake_after_cycle is not None:
+            self._wake_after_cycle(self._wake)  # posted from inside a control cycle: woken when the cycle ends
         else:
             self._wake.set()
 
