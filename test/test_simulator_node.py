@@ -433,6 +433,12 @@ def test_description_from_topic_and_sigterm_exit(processes, ros):
                                            durability=DurabilityPolicy.TRANSIENT_LOCAL))
     pub.publish(String(data=(URDF_DIR / "planar2.urdf").read_text()))
     proc.wait_for_output("simulator ready: robot 'planar2'", timeout=30)
+    # Done with the publisher while its reader is alive: Fast DDS deleting a reliable writer whose (large,
+    # fragmented) sample a reader that has since exited never acknowledged once hung the fixture teardown.
+    from rclpy.duration import Duration
+
+    assert pub.wait_for_all_acked(Duration(seconds=10)), "the simulator never acknowledged the description"
+    node.destroy_publisher(pub)
     sim = SimClient(ros, "topic_client")
     sim.wait_connected()
     assert sim.status[-1].paused
