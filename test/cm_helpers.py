@@ -155,6 +155,24 @@ class CmClient:
             assert self.unload(n), f"unload {n}"
 
 
+def wait_goal_service(client: Any, joints: list[str], timeout: float = 40.0) -> None:
+    """Send goals without points until one is answered, before the goals that count: a goal response is lost as
+    a service response is (see CmClient) while the server has not yet discovered a new action client; the
+    controller refuses these at once."""
+    from control_msgs.action import FollowJointTrajectory
+
+    def answered() -> bool:
+        goal = FollowJointTrajectory.Goal()
+        goal.trajectory.joint_names = list(joints)
+        try:
+            wait_future(client.send_goal_async(goal), 2.0, "goal response")
+        except TimeoutError:
+            return False
+        return True
+
+    wait_for(answered, timeout, "an answer from the goal service")
+
+
 class JointStateRecorder:
     """Collects sensor_msgs/JointState messages of one topic, thread-safe."""
 

@@ -7,7 +7,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from cm_helpers import ARM_JOINTS, HOME, RC_ARM, CmClient, JointStateRecorder, run_spawner, start_controller_manager
+from cm_helpers import (
+    ARM_JOINTS,
+    HOME,
+    RC_ARM,
+    CmClient,
+    JointStateRecorder,
+    run_spawner,
+    start_controller_manager,
+    wait_goal_service,
+)
 from ros_harness import NodeProcess, wait_for, wait_future
 
 pytest.importorskip("rclpy")
@@ -51,6 +60,7 @@ def run_once(ros, tag: str) -> tuple[dict[int, tuple[float, ...]], list[float]]:
         rec = JointStateRecorder(node)
         client = ActionClient(node, FollowJointTrajectory, "/joint_trajectory_controller/follow_joint_trajectory")
         assert client.wait_for_server(timeout_sec=30)
+        wait_goal_service(client, ARM_JOINTS)
         goal, end = goal_at(0.5)
         handle = wait_future(client.send_goal_async(goal), 20, "goal response")
         assert handle.accepted

@@ -5,7 +5,7 @@ controller follows a FollowJointTrajectory goal with effort commands only."""
 from __future__ import annotations
 
 import pytest
-from cm_helpers import DATA, CmClient, JointStateRecorder, start_controller_manager
+from cm_helpers import DATA, CmClient, JointStateRecorder, start_controller_manager, wait_goal_service
 from ros_harness import REPO, wait_for, wait_future
 
 pytest.importorskip("rclpy")
@@ -45,6 +45,7 @@ def test_gravity_compensation_holds_and_computed_torque_tracks(ros, processes):
     assert res.ok, res.message
     client = ActionClient(node, FollowJointTrajectory, "/computed_torque/follow_joint_trajectory")
     assert client.wait_for_server(timeout_sec=20)
+    wait_goal_service(client, JOINTS)
     goal = FollowJointTrajectory.Goal()
     goal.trajectory.joint_names = JOINTS
     target = [0.3, -0.5]

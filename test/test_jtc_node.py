@@ -8,7 +8,15 @@ from __future__ import annotations
 import time
 
 import pytest
-from cm_helpers import ARM_JOINTS, HOME, JointStateRecorder, run_spawner, start_controller_manager, start_simulator
+from cm_helpers import (
+    ARM_JOINTS,
+    HOME,
+    JointStateRecorder,
+    run_spawner,
+    start_controller_manager,
+    start_simulator,
+    wait_goal_service,
+)
 from ros_harness import NodeProcess, wait_for, wait_future
 
 pytest.importorskip("rclpy")
@@ -42,6 +50,7 @@ class Jtc:
         self.client = ActionClient(self.node, FollowJointTrajectory,
                                    "/joint_trajectory_controller/follow_joint_trajectory")
         assert self.client.wait_for_server(timeout_sec=30), "JTC action server not discovered"
+        wait_goal_service(self.client, ARM_JOINTS)
         self.states = JointStateRecorder(self.node)
         wait_for(lambda: self.states.positions(ARM_JOINTS) is not None, 20, "/joint_states")
         self.feedback: list = []
