@@ -218,8 +218,30 @@ class GoalDriver:
         self._thread.join(5.0)
 
 
+LOOP_SCHEDULING: list[str] = []  # what _paced's thread got, for the header
+NODE_SCHEDULING: set[str] = set()  # what the nodes' loop threads reported in their logs
+
+
 def _paced(seconds: float, cycle: Any, before: Any = None) -> dict[str, float]:
-    """``cycle(k)`` every millisecond on absolute deadlines (as the node's loop), timing each call."""
+    """``cycle(k)`` every millisecond on absolute deadlines, in a thread scheduled like the node's loop thread
+    (SCHED_FIFO at the default thread_priority when the system allows it), timing each call."""
+    out: dict[str, float] = {}
+
+    def run() -> None:
+        from robot_core.nodes import realtime
+
+        problems = realtime.configure_current_thread(realtime.DEFAULT_THREAD_PRIORITY)
+        LOOP_SCHEDULING[:] = [f"SCHED_FIFO {realtime.DEFAULT_THREAD_PRIORITY}" if not problems
+                              else f"normal ({problems[0]})"]
+        out.update(_paced_here(seconds, cycle, before))
+
+    worker = threading.Thread(target=run, name="bench_paced")
+    worker.start()
+    worker.join()
+    return out
+
+
+def _paced_here(seconds: float, cycle: Any, before: Any = None) -> dict[str, float]:
     times = []
     n = int(seconds * 1000)
     wall = time.monotonic()
@@ -305,6 +327,7 @@ def node_row(client: Client, seconds: float, rate: int, mode: str, publish_rate:
         driver.stop()
         stats["goals_succeeded"] = float(sum(1 for r in driver.results if r == 0))
         stats["goals"] = float(len(driver.results))
+        NODE_SCHEDULING.add("SCHED_FIFO" if "Successful set up FIFO" in cm.output() else "normal")
         return stats
     finally:
         for p in reversed(procs):
@@ -451,6 +474,8 @@ def main() -> int:
         client.shutdown()
 
     us = 1e6
+    print(f"  loop thread scheduling: anchors {LOOP_SCHEDULING[0] if LOOP_SCHEDULING else '?'}, "
+          f"nodes {' / '.join(sorted(NODE_SCHEDULING)) or '?'} (the manager's thread_priority, as upstream)")
     print()
     print(f"{'update loop':<40} {'target Hz':>9} {'achieved':>9} {'mean us':>8} {'p99 us':>8} {'max us':>8} "
           f"{'overrun %':>9} {'p99/anchor':>10} {'p99/period':>10}")

@@ -229,8 +229,10 @@ class ControlLoop:
 
     def __init__(self, cycle: Callable[[float, float], None], pacing: WallPacing | SimClockPacing | LockstepPacing,
                  rate: float, on_overrun: Callable[[float], None] | None = None, name: str = "control_loop",
-                 gate: CycleGate | None = None):
+                 gate: CycleGate | None = None, on_start: Callable[[], None] | None = None):
+        """``on_start`` runs first thing in the loop's thread (scheduling policy, CPU affinity)."""
         self.cycle = cycle
+        self.on_start = on_start
         self.gate = gate or CycleGate()
         self.pacing = pacing
         self.rate = float(rate)
@@ -247,6 +249,8 @@ class ControlLoop:
         self._thread.start()
 
     def _run(self) -> None:
+        if self.on_start is not None:
+            self.on_start()
         perf = time.perf_counter
         done = getattr(self.pacing, "cycle_done", None)
         while True:

@@ -22,6 +22,11 @@ Parameters:
       (-1: the hardware parameter ``state_timeout`` or 1 s; 0 disables).
   real_time_factor (double, 1.0), start_paused (bool, false), publish_clock (bool, true),
       sim_timestep (double, 0.001): embedded simulator pacing, initial pause, ``/clock`` and physics step.
+  thread_priority (int, 50), cpu_affinity (int or int[], unset), lock_memory (bool, true on a PREEMPT_RT
+      kernel): as upstream's ros2_control_node, the update loop thread runs with SCHED_FIFO at that priority
+      (0: normal scheduling), pinned to those CPUs, with the process's memory locked; what the system refuses
+      is warned about and the loop runs anyway (see robot_core.nodes.realtime). With ``real_time_factor`` 0
+      the embedded loop never sleeps, so it keeps normal scheduling.
   overrun_report_period (double, 5.0): at most one overrun warning per this many seconds.
   publisher_duty_cycle (double, 0.5): share of wall time the thread publishing controller outputs and /clock
       may use (newest value wins when it cannot keep up; see robot_core.nodes.outbox). 1.0 = no limit.
@@ -64,6 +69,7 @@ from robot_core.control.lifecycle import State
 from robot_core.control.manager import ControllerManagerCore
 from robot_core.control.messages import ActivityData
 from robot_core.control.topic_based import TopicBasedComponent
+from robot_core.nodes import realtime
 from robot_core.nodes import ros_conversions as conv
 from robot_core.nodes.control_loop import ControlLoop, CycleGate, LockstepPacing, SimClockPacing, WallPacing
 from robot_core.nodes.controllers import adapter_class
@@ -92,6 +98,7 @@ OWN_PARAMETERS: dict[str, Any] = {
     "sim_timestep": 0.001,
     "overrun_report_period": 5.0,
     "publisher_duty_cycle": 0.5,
+    "thread_priority": realtime.DEFAULT_THREAD_PRIORITY,
 }
 START_UP_ONLY = frozenset(OWN_PARAMETERS) - {"overrun_report_period"}
 
@@ -328,8 +335,31 @@ class ControllerManagerNode(Node):
             # Without sim time ROS time is the system clock; read it directly (rclpy's Clock.now() costs tens of
             # microseconds, a noticeable share of a 1 kHz cycle).
             pacing = WallPacing(self.update_rate, time.time)
-        self.loop = ControlLoop(self._cycle, pacing, self.update_rate, self._on_overrun, gate=self.gate)
+        self.loop = ControlLoop(self._cycle, pacing, self.update_rate, self._on_overrun, gate=self.gate,
+                                on_start=self._loop_scheduling(pacing))
         self.loop.start()
+
+    def _loop_scheduling(self, pacing: Any) -> Callable[[], None]:
+        """Upstream's real-time set-up of the loop thread: memory lock now, policy and affinity in the thread."""
+        log = self.get_logger()
+        priority = int(self.get_parameter("thread_priority").value)
+        cpus = realtime.cpu_list(parameter_value(self, "cpu_affinity", None), f"controller manager '{self.get_name()}'")
+        if parameter_value(self, "lock_memory", realtime.has_realtime_kernel()):
+            problem = realtime.lock_memory()
+            if problem:
+                log.warning(f"Unable to lock the memory: '{problem}'")
+        if isinstance(pacing, LockstepPacing) and pacing.real_time_factor <= 0.0 and priority:
+            log.info("real_time_factor is 0: the embedded loop runs as fast as it can, so it keeps normal "
+                     "scheduling instead of SCHED_FIFO")
+            priority = 0
+
+        def configure() -> None:
+            problems = realtime.configure_current_thread(priority, cpus)
+            for problem in problems:
+                log.warning(problem)
+            if priority and not any("FIFO" in p for p in problems):
+                log.info(f"Successful set up FIFO RT scheduling policy with priority {priority}.")
+        return configure
 
     def _cycle(self, time: float, period: float) -> None:
         core = self.core
