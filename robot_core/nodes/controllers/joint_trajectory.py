@@ -37,6 +37,7 @@ from robot_core.control.lifecycle import State
 from robot_core.control.trajectory import JointTrajectory, TrajectoryPoint
 from robot_core.nodes import ros_conversions as conv
 from robot_core.nodes.controllers.base import ControllerAdapter
+from robot_core.nodes.message_templates import JtcStateBytes
 from robot_core.nodes.parameters import parameter_value
 
 
@@ -70,6 +71,7 @@ def point_msg(p: PointData) -> Any:
 
 
 def state_msg(data: JtcStateData) -> Any:
+    """The message built field by field: what the published JtcStateBytes must decode to (tested)."""
     from control_msgs.msg import JointTrajectoryControllerState
 
     msg = JointTrajectoryControllerState()
@@ -118,7 +120,7 @@ class JointTrajectoryAdapter(ControllerAdapter):
         self._closing = threading.Event()
         self._executing = 0
         group = ReentrantCallbackGroup()
-        self.add_output("controller_state", JointTrajectoryControllerState, "~/controller_state", state_msg)
+        self.add_output("controller_state", JointTrajectoryControllerState, "~/controller_state", JtcStateBytes())
         self.track(self.node.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, 10,
                                                  callback_group=group), self.node.destroy_subscription)
         self.track(self.node.create_service(QueryTrajectoryState, "~/query_state", self._on_query_state,
