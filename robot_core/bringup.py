@@ -110,10 +110,13 @@ class Bringup:
             notes.append("RBC not available (robot_core.nodes.rbc is not installed): started without it")
             plan.rbc = None
         deadline = t0 + self.ready_timeout
+        viewers = self._viewer_nodes(notes)
+        if any(v.name == "robot_state_publisher" for v in viewers):
+            plan.with_state_publisher()
         for node in plan.nodes():
             self.progress(f"starting {node.name}")
             self.supervisor.start(node.name, [executable(node.executable), *node.arguments, *node.ros_arguments()])
-        for spec in self._viewer_nodes(notes):
+        for spec in viewers:
             self.supervisor.start(spec.name, [spec.executable, *spec.arguments, *spec.ros_arguments()])
         for step in plan.spawns:
             what = "inactive" if step.inactive else "active"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +175,12 @@ class BringupPlan:
 
     def nodes(self) -> list[NodeSpec]:
         return [n for n in (self.simulator, self.controller_manager, self.rbc) if n is not None]
+
+    def with_state_publisher(self) -> None:
+        """A robot_state_publisher will run beside the embedded manager: it publishes /robot_description, so the
+        manager does not (one latched publisher, one text, for rviz / MoveIt / rqt)."""
+        cm = self.controller_manager
+        self.controller_manager = replace(cm, parameters={**cm.parameters, "publish_robot_description": False})
 
     def active_controllers(self) -> list[str]:
         return [c for s in self.spawns if not s.inactive for c in s.controllers]

@@ -137,6 +137,8 @@ def rbc_part(plan: BringupPlan) -> list[Any]:
 
 
 def bringup_part(plan: BringupPlan) -> list[Any]:
+    if plan.options.mode == "embedded" and _package_has("robot_state_publisher"):
+        plan.with_state_publisher()
     sim = [node_action(plan.simulator)] if plan.simulator is not None else []
     rbc = [node_action(plan.rbc)] if plan.rbc is not None else []
     return [*sim, *control_part(plan), *rbc, *viewer_actions(plan)]

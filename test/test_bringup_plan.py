@@ -106,6 +106,12 @@ def test_embedded_mode_moves_the_simulator_settings_into_the_controller_manager(
     assert p["sim_timestep"] == sim["timestep"] and p["real_time_factor"] == sim["real_time_factor"]
     rbc = make_plan(BringupOptions.create(mode="embedded")).rbc
     assert rbc.remappings == (("/robot_joint_states", "/joint_states"),)
+    # the manager publishes /robot_description itself unless a robot_state_publisher runs beside it
+    assert "publish_robot_description" not in p
+    plan.with_state_publisher()
+    p2 = plan.controller_manager.parameters
+    assert p2["publish_robot_description"] is False and {**p2, "publish_robot_description": None} == {
+        **p, "publish_robot_description": None}
 
 
 def test_ros_arguments_keep_node_names_and_quote_values():
