@@ -208,6 +208,39 @@ def test_controller_parameters_live_on_the_controller_node(ros, cm):
     assert res.values[1].double_value == 1.0
 
 
+def test_parameters_left_at_their_defaults_are_declared_at_configure(ros, cm):
+    """As upstream, every parameter a controller uses is on its node, not only those the YAML set: ``ros2 param
+    get`` shows the value in force and ``ros2 param set`` works on it (taking effect at the next configure)."""
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import GetParameters, ListParameters, SetParameters
+    from ros_harness import wait_future
+
+    node = ros.node("param_lister")
+    prefix = "/joint_trajectory_controller"
+    lister = node.create_client(ListParameters, f"{prefix}/list_parameters")
+    getter = node.create_client(GetParameters, f"{prefix}/get_parameters")
+    setter = node.create_client(SetParameters, f"{prefix}/set_parameters")
+    assert cm.load("joint_trajectory_controller")
+    assert lister.wait_for_service(timeout_sec=20) and getter.wait_for_service(timeout_sec=20)
+
+    def names() -> set[str]:
+        return set(wait_future(lister.call_async(ListParameters.Request()), 10).result.names)
+
+    assert "interpolation_method" not in names()  # loaded: only what the YAML gave
+    assert cm.configure("joint_trajectory_controller")
+    listed = names()
+    for name in ("interpolation_method", "allow_nonzero_velocity_at_trajectory_end", "gains.joint1.p",
+                 "constraints.joint7.goal"):
+        assert name in listed, (name, sorted(listed))
+    res = wait_future(getter.call_async(GetParameters.Request(names=["interpolation_method", "gains.joint1.p"])), 10)
+    assert res.values[0].type == ParameterType.PARAMETER_STRING and res.values[0].string_value == "splines"
+    assert res.values[1].type == ParameterType.PARAMETER_DOUBLE
+    value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=5.0)
+    req = SetParameters.Request(parameters=[Parameter(name="gains.joint1.p", value=value)])
+    assert setter.wait_for_service(timeout_sec=20)
+    assert wait_future(setter.call_async(req), 10).results[0].successful
+
+
 def test_read_only_parameters_are_refused(ros, cm):
     """As upstream (read_only: true), instead of accepting a change that has no effect."""
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue

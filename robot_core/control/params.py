@@ -43,11 +43,23 @@ def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class Params:
-    """Read-only view of one controller's parameters."""
+    """Read-only view of one controller's parameters.
+
+    Every typed read that falls back to its default is remembered in :attr:`defaults` (path -> (value, kind)),
+    so the controller's node can declare those parameters as upstream controllers do: ``ros2 param list``
+    and ``get`` then show every setting in force, not only those the YAML named.
+    """
 
     def __init__(self, owner: str, data: Mapping[str, Any] | None = None):
         self.owner = owner
         self.data: dict[str, Any] = nest(data or {})
+        self._defaulted: set[str] = set()
+        self.defaults: dict[str, tuple[Any, str]] = {}
+
+    def _used(self, path: str, value: Any, kind: str) -> Any:
+        if path in self._defaulted and path not in self.defaults:
+            self.defaults[path] = (list(value) if isinstance(value, list) else value, kind)
+        return value
 
     def _error(self, path: str, what: str) -> ControlError:
         return ControlError(f"controller '{self.owner}': parameter '{path}' {what}")
@@ -61,6 +73,8 @@ class Params:
             if not isinstance(node, dict) or part not in node:
                 if default is _MISSING:
                     raise self._error(path, "is required but not set")
+                if default is not None:
+                    self._defaulted.add(path)
                 return default
             node = node[part]
         return node
@@ -77,7 +91,7 @@ class Params:
             raise self._error(path, f"must be a string, got {value!r}")
         if choices is not None and value not in choices:
             raise self._error(path, f"must be one of {list(choices)}, got '{value}'")
-        return value
+        return self._used(path, value, "string")
 
     def float(self, path: str, default: Any = _MISSING, min_value: float | None = None) -> float:
         value = self.raw(path, default)
@@ -94,7 +108,7 @@ class Params:
             raise self._error(path, "must not be NaN")
         if min_value is not None and value < min_value:
             raise self._error(path, f"must be >= {min_value}, got {value}")
-        return value
+        return self._used(path, value, "double")
 
     def int(self, path: str, default: Any = _MISSING, min_value: int | None = None) -> int:
         value = self.raw(path, default)
@@ -105,7 +119,7 @@ class Params:
                 raise self._error(path, f"must be an integer, got {value!r}")
         if min_value is not None and value < min_value:
             raise self._error(path, f"must be >= {min_value}, got {value}")
-        return int(value)
+        return self._used(path, int(value), "integer")
 
     def bool(self, path: str, default: Any = _MISSING) -> bool:
         value = self.raw(path, default)
@@ -113,7 +127,7 @@ class Params:
             return value.lower() == "true"
         if not isinstance(value, bool):
             raise self._error(path, f"must be true or false, got {value!r}")
-        return value
+        return self._used(path, value, "bool")
 
     def str_list(self, path: str, default: Any = _MISSING, allow_empty: bool = True) -> list[str]:
         value = self.raw(path, default)
@@ -124,7 +138,7 @@ class Params:
         if len(set(value)) != len(value):
             dup = sorted({v for v in value if list(value).count(v) > 1})
             raise self._error(path, f"has duplicate entries {dup}")
-        return list(value)
+        return self._used(path, list(value), "string_array")
 
     def float_list(self, path: str, default: Any = _MISSING, length: int | None = None) -> list[float]:
         value = self.raw(path, default)
@@ -136,4 +150,4 @@ class Params:
             raise self._error(path, f"must be a list of numbers, got {value!r}")
         if length is not None and len(value) != length:
             raise self._error(path, f"must have {length} entries, got {len(value)}")
-        return [float(v) for v in value]
+        return self._used(path, [float(v) for v in value], "double_array")

@@ -615,6 +615,7 @@ class ControllerManagerNode(Node):
             params.pop("type", None)
             core.set_controller_params(name, params)
         core.configure_controller(name)
+        adapter.declare_defaults(controller.params.defaults)
         adapter.configure()
 
     def unload_controller(self, name: str) -> None:

@@ -38,6 +38,7 @@ class ControllerAdapter:
         self._handlers: dict[str, Callable[[Any], None]] = {}
         self._entities: list[tuple[Any, Callable[[Any], Any]]] = []
         self.configured = False
+        self._declaring = False
         controller.output_sink = self._sink
         node.add_on_set_parameters_callback(self._refuse_read_only)
 
@@ -46,6 +47,8 @@ class ControllerAdapter:
         until the next configure anyway, so say so instead."""
         from rcl_interfaces.msg import SetParametersResult
 
+        if self._declaring:
+            return SetParametersResult(successful=True)
         fixed = self.controller.read_only_parameters
         for p in params:
             if any(p.name == r or (r.endswith(".") and p.name.startswith(r)) for r in fixed):
@@ -68,6 +71,23 @@ class ControllerAdapter:
     def read_parameters(self) -> dict[str, Any]:
         """The controller node's parameters (YAML + params_file + ``ros2 param set``) for the core."""
         return parameters_as_dict(self.node)
+
+    def declare_defaults(self, defaults: dict[str, tuple[Any, str]]) -> None:
+        """Declare the parameters the controller ran with because the YAML did not set them (upstream controllers
+        declare every parameter with its default), so ``ros2 param list`` / ``get`` / ``describe`` show them and
+        ``ros2 param set`` works on them (taking effect at the next configure). Empty lists stay undeclared: a
+        ROS parameter cannot carry the element type of an empty list."""
+        self._declaring = True
+        try:
+            for path, (value, _kind) in defaults.items():
+                if self.node.has_parameter(path) or value == []:
+                    continue
+                try:
+                    self.node.declare_parameter(path, value)
+                except Exception as exc:  # an odd name: the controller still runs with the default
+                    self.log.debug(f"parameter '{path}' not declared: {exc}")
+        finally:
+            self._declaring = False
 
     # --- outputs ---------------------------------------------------------------
     def _sink(self, key: str, data: Any) -> None:
