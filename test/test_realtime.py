@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import threading
 from pathlib import Path
 
@@ -68,6 +69,33 @@ def test_cpu_affinity_parameter_shapes():
             realtime.cpu_list(bad, "cm")
 
 
+def _system_latency() -> int | None:
+    try:
+        fd = os.open(realtime.PM_QOS_DEVICE, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return struct.unpack("i", os.read(fd, 4))[0]
+    finally:
+        os.close(fd)
+
+
+def test_cpu_dma_latency_request_holds_while_open_or_is_reported(tmp_path):
+    fd, problem = realtime.hold_cpu_dma_latency(0, str(tmp_path / "missing" / "device"))
+    assert fd is None and "Unable to request a CPU wake-up latency of 0 us" in problem
+    before = _system_latency()
+    fd, problem = realtime.hold_cpu_dma_latency(0)
+    if fd is None:
+        assert "Unable to request" in problem
+        return
+    try:
+        assert _system_latency() == 0  # the kernel's aggregate request: ours is the strictest possible
+    finally:
+        os.close(fd)
+    if before is not None and before > 0:
+        assert _system_latency() == before  # closing dropped it (unless another process asks for 0 too)
+
+
 def _fifo_threads(pid: int) -> int:
     count = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -100,8 +128,10 @@ def test_manager_loop_thread_gets_fifo_like_upstream_and_runs_without_it():
             wait_for(lambda: "Could not enable FIFO RT scheduling policy" in cm.output(), 10, "the FIFO warning")
         cm.stop()
         cm2 = start_controller_manager(procs, "hardware_mode:=embedded", f"robot_description_file:={RC_ARM}",
-                                       "publish_clock:=false", "thread_priority:=0", "cpu_affinity:=[4096]")
+                                       "publish_clock:=false", "thread_priority:=0", "cpu_affinity:=[4096]",
+                                       "cpu_dma_latency:=0")
         wait_for(lambda: "Unable to set the CPU affinity to [4096]" in cm2.output(), 10, "the affinity warning")
+        assert ("CPU wake-up latency held at 0 us" in cm2.output()) == (_system_latency() == 0), cm2.output()
         assert _fifo_threads(cm2.proc.pid) == 0
         client = CmClient(ros.node("realtime_probe"))
         wait_for(lambda: json.loads(client.call("loop_statistics").message)["cycles"] > 0, 10,
