@@ -239,6 +239,13 @@ def test_parameters_left_at_their_defaults_are_declared_at_configure(ros, cm):
     req = SetParameters.Request(parameters=[Parameter(name="gains.joint1.p", value=value)])
     assert setter.wait_for_service(timeout_sec=20)
     assert wait_future(setter.call_async(req), 10).results[0].successful
+    # an empty list default keeps its element type (the broadcaster's joints: [] = every joint)
+    assert cm.load("joint_state_broadcaster") and cm.configure("joint_state_broadcaster")
+    jsb = node.create_client(GetParameters, "/joint_state_broadcaster/get_parameters")
+    assert jsb.wait_for_service(timeout_sec=20)
+    res = wait_future(jsb.call_async(GetParameters.Request(names=["joints", "interfaces"])), 10)
+    assert [v.type for v in res.values] == [ParameterType.PARAMETER_STRING_ARRAY] * 2
+    assert [list(v.string_array_value) for v in res.values] == [[], []]
 
 
 def test_read_only_parameters_are_refused(ros, cm):

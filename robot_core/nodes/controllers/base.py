@@ -75,15 +75,22 @@ class ControllerAdapter:
     def declare_defaults(self, defaults: dict[str, tuple[Any, str]]) -> None:
         """Declare the parameters the controller ran with because the YAML did not set them (upstream controllers
         declare every parameter with its default), so ``ros2 param list`` / ``get`` / ``describe`` show them and
-        ``ros2 param set`` works on them (taking effect at the next configure). Empty lists stay undeclared: a
-        ROS parameter cannot carry the element type of an empty list."""
+        ``ros2 param set`` works on them (taking effect at the next configure)."""
+        from rclpy.parameter import Parameter
+
+        list_types = {"string_array": Parameter.Type.STRING_ARRAY, "double_array": Parameter.Type.DOUBLE_ARRAY}
         self._declaring = True
         try:
-            for path, (value, _kind) in defaults.items():
-                if self.node.has_parameter(path) or value == []:
+            for path, (value, kind) in defaults.items():
+                if self.node.has_parameter(path):
                     continue
                 try:
-                    self.node.declare_parameter(path, value)
+                    if value == []:  # an empty list says nothing of its element type: declare the type, then set
+                        ptype = list_types[kind]
+                        self.node.declare_parameter(path, ptype)
+                        self.node.set_parameters([Parameter(path, ptype, [])])
+                    else:
+                        self.node.declare_parameter(path, value)
                 except Exception as exc:  # an odd name: the controller still runs with the default
                     self.log.debug(f"parameter '{path}' not declared: {exc}")
         finally:
