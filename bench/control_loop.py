@@ -65,7 +65,7 @@ node.create_subscription(JointState, "/bench_echo_in", pub.publish,
 print("echo ready", flush=True)
 try:
     rclpy.spin(node)
-except Exception:
+except (Exception, KeyboardInterrupt):  # stopped with SIGINT: a clean end
     pass
 """
 
@@ -123,6 +123,10 @@ class Proc:
                 except subprocess.TimeoutExpired:
                     continue
         self.log.close()
+        if self.p.returncode == 0:
+            Path(self.log.name).unlink(missing_ok=True)
+        else:
+            print(f"  ({self.name} exited with {self.p.returncode}; its output: {self.log.name})", flush=True)
 
 
 class Client:
