@@ -15,6 +15,10 @@ last command, which after a release is the hold value.
 
 Hardware parameters: ``timestep`` (s, default 0.001), ``initial_positions`` are
 the URDF initial values.
+
+The engine steps without releasing Python's interpreter lock (``hold_gil``, see
+robot_core.physics.gil_step): the step runs in the manager's real-time loop thread, and
+handing the lock to another thread for its duration costs the loop far more than the step.
 """
 
 from __future__ import annotations
@@ -51,7 +55,8 @@ class InProcessSimulatorComponent(HardwareComponent):
         if self.engine is None:
             from robot_core.physics.engine import PhysicsEngine
 
-            self.engine = PhysicsEngine(self.robot, timestep=self.timestep, **self.engine_options)
+            self.engine = PhysicsEngine(self.robot, timestep=self.timestep,
+                                        **{"hold_gil": True, **self.engine_options})
         eng = self.engine
         names = list(eng.joint_names)
         actuated = set(eng.actuated_joint_names)

@@ -50,6 +50,7 @@ from robot_core.physics.actuation import (
     joint_inertia,
 )
 from robot_core.physics.builder import BuiltModel, index_model, prepare_spec
+from robot_core.physics.gil_step import GilHoldingStep
 
 INTEGRATORS = {
     "euler": mujoco.mjtIntegrator.mjINT_EULER,
@@ -131,6 +132,8 @@ class PhysicsEngine:
             impedance keeps that below ~0.01 rad.
         initial_base_pose: floating base only: (x, y, z, qw, qx, qy, qz) of the root link after :meth:`reset`
             (default: the world origin).
+        hold_gil: step without releasing Python's interpreter lock while that is safe (see
+            robot_core.physics.gil_step): for a real-time loop thread that other threads must not preempt.
     """
 
     def __init__(
@@ -151,12 +154,15 @@ class PhysicsEngine:
         enforce_velocity_limits: bool = True,
         limit_timeconst: float = 0.004,
         initial_base_pose: Sequence[float] | None = None,
+        hold_gil: bool = False,
     ):
         if not (math.isfinite(timestep) and timestep > 0):
             raise ValueError(f"timestep must be a positive number of seconds, got {timestep!r}")
         if integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator '{integrator}' (expected one of {', '.join(INTEGRATORS)})")
         self.robot = robot
+        self._hold_gil = bool(hold_gil)
+        self._gil_step: GilHoldingStep | None = None
         self._coordinates = joint_coordinates(robot)
         self.joint_names: list[str] = list(self._coordinates)
         self.actuated_joint_names: list[str] = actuated_coordinates(robot)
@@ -283,15 +289,26 @@ class PhysicsEngine:
         act = self.actuation
         n = int(n)
         t_start = d.time
+        gil_step = None
+        if self._hold_gil:
+            gil_step = self._gil_step
+            if gil_step is None:
+                gil_step = self._gil_step = GilHoldingStep(m, d)
         k = 0
         while k < n:
             if not (act.per_step_work or self._wrenches):
-                mujoco.mj_step(m, d, nstep=n - k)  # nothing to update between steps: all of them in C
+                if gil_step is not None:
+                    gil_step(n - k)
+                else:
+                    mujoco.mj_step(m, d, nstep=n - k)  # nothing to update between steps: all of them in C
                 break
             act.before_step()
             if self._wrenches:
                 self._update_wrenches()
-            mujoco.mj_step(m, d)
+            if gil_step is not None:
+                gil_step(1)
+            else:
+                mujoco.mj_step(m, d)
             k += 1
         self._step_count += n
         if self._bad_qacc_stat.number != self._bad_qacc:
