@@ -79,5 +79,5 @@ class GilHoldingStep:
             if step is None or d.maxuse_arena + d.maxuse_stack >= limit:
                 mujoco.mj_step(m, d, nstep=n - k)
                 return
-            step(m._address, d._address)
+            step(m._address, d._address)  # the binding's pointers to the C structs (a private attribute)
             k += 1
