@@ -173,6 +173,17 @@ class Arm:
         assert handle.accepted
         return wait_future(handle.get_result_async(), 40, "goal result")
 
+    def reach_target(self, with_velocities: bool) -> list:
+        """move_to_target, which must succeed with the arm settling at TARGET within the goal tolerance; returns
+        the commands sent to the simulator on the way."""
+        res = self.move_to_target(with_velocities=with_velocities)
+        assert res.status == SUCCEEDED, res.result.error_string
+        assert res.result.error_code == 0
+        target = [TARGET[j] for j in ARM_JOINTS]
+        assert wait_for(self.settled, 20, "the arm at rest at the goal") == pytest.approx(target, abs=GOAL_TOL)
+        sent = self.commands.snapshot()
+        assert sent, "no command reached /robot_joint_commands"
+        return sent
     def settled(self, samples: int = 5, dt: float = 0.2, tol: float = 0.002) -> list[float] | None:
         """The arm's position (all joints) if it moved less than ``tol`` over ``samples`` readings ``dt`` apart."""
         first = self.q(ARM_JOINTS)
@@ -203,15 +214,8 @@ class Arm:
 def test_position_velocity_goal_keeps_the_joints_position_servoed(ros, graph):
     arm = Arm(ros, "jtc_position_velocity")
     assert arm.q() == pytest.approx(HOME, abs=0.02)
-    res = arm.move_to_target(with_velocities=True)
-    assert res.status == SUCCEEDED, res.result.error_string
-    assert res.result.error_code == 0
-    target = [TARGET[j] for j in ARM_JOINTS]
-    assert wait_for(arm.settled, 20, "the arm at rest at the goal") == pytest.approx(target, abs=GOAL_TOL)
-
+    sent = arm.reach_target(with_velocities=True)
     # On the wire: every command names the arm's joints with a position AND a velocity each, never one alone.
-    sent = arm.commands.snapshot()
-    assert sent, "no command reached /robot_joint_commands"
     for names, position, velocity, effort in sent:
         assert sorted(names) == sorted(ARM_JOINTS), names
         assert len(position) == len(velocity) == len(names), (names, position, velocity)
@@ -227,13 +231,7 @@ def test_position_velocity_goal_keeps_the_joints_position_servoed(ros, graph):
 
 def test_velocity_pid_goal_succeeds_and_the_pid_holds(ros, graph):
     arm = Arm(ros, "jtc_velocity_pid")
-    res = arm.move_to_target(with_velocities=False)
-    assert res.status == SUCCEEDED, res.result.error_string
-    assert res.result.error_code == 0
-    target = [TARGET[j] for j in ARM_JOINTS]
-    assert wait_for(arm.settled, 20, "the arm at rest at the goal") == pytest.approx(target, abs=GOAL_TOL)
-    sent = arm.commands.snapshot()
-    assert sent
+    sent = arm.reach_target(with_velocities=False)
     for names, position, velocity, effort in sent:
         assert sorted(names) == sorted(ARM_JOINTS) and len(velocity) == len(names) and not position and not effort
 
