@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ros_harness import REPO, NodeProcess, wait_for, wait_future
+from ros_harness import REPO, NodeProcess, answered_eventually, wait_for, wait_future
 
 DATA = Path(__file__).parent / "data" / "cm_node"
 CONTROLLERS_YAML = DATA / "cm_controllers.yaml"
@@ -97,16 +97,9 @@ class CmClient:
             assert self._clients[name].wait_for_service(timeout_sec=30), f"{manager}/{name} not available"
 
     def _warm_up(self, service: str) -> None:
-        def answers() -> bool:
-            request = self._types[service].Request(**HARMLESS[service])
-            try:
-                wait_future(self._clients[service].call_async(request), 2.0, service)
-            except TimeoutError:
-                return False
-            return True
-
         assert self._clients[service].wait_for_service(timeout_sec=30), f"{self.manager}/{service} not available"
-        wait_for(answers, 40, f"an answer from {self.manager}/{service}")
+        answered_eventually(self._clients[service].call_async, self._types[service].Request(**HARMLESS[service]),
+                            f"an answer from {self.manager}/{service}")
         self._answering.add(service)
 
     def call(self, service: str, timeout: float = 20.0, **fields: Any) -> Any:
@@ -157,20 +150,12 @@ class CmClient:
 
 def wait_goal_service(client: Any, joints: list[str], timeout: float = 40.0) -> None:
     """Send goals without points until one is answered, before the goals that count: a goal response is lost as
-    a service response is (see CmClient) while the server has not yet discovered a new action client; the
-    controller refuses these at once."""
+    a service response is (see ros_harness.answered_eventually); the controller refuses these at once."""
     from control_msgs.action import FollowJointTrajectory
 
-    def answered() -> bool:
-        goal = FollowJointTrajectory.Goal()
-        goal.trajectory.joint_names = list(joints)
-        try:
-            wait_future(client.send_goal_async(goal), 2.0, "goal response")
-        except TimeoutError:
-            return False
-        return True
-
-    wait_for(answered, timeout, "an answer from the goal service")
+    goal = FollowJointTrajectory.Goal()
+    goal.trajectory.joint_names = list(joints)
+    answered_eventually(client.send_goal_async, goal, "an answer from the goal service", timeout)
 
 
 class JointStateRecorder:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ros_harness import REPO, NodeProcess, wait_for, wait_future
+from ros_harness import REPO, NodeProcess, answered_eventually, wait_for, wait_future
 
 RC_ARM = REPO / "urdf" / "rc_arm.urdf"
 PLANAR2 = REPO / "urdf" / "planar2.urdf"
@@ -95,7 +95,9 @@ class Client:
     def call(self, client: Any, request: Any, timeout: float = 15.0) -> Any:
         assert client.wait_for_service(timeout_sec=30), f"service {client.srv_name} not available"
         if client not in self._warm:
-            _warm_up(client.call_async, _harmless_request(client.srv_type), f"an answer of {client.srv_name}")
+            request = _harmless_request(client.srv_type)
+            if request is not None:
+                answered_eventually(client.call_async, request, f"an answer of {client.srv_name}")
             self._warm.add(client)
         return wait_future(client.call_async(request), timeout, f"answer of {client.srv_name}")
 
@@ -200,23 +202,6 @@ def _refused_goal(action: Any) -> Any:
     return goal
 
 
-def _warm_up(send: Any, request: Any, what: str) -> None:
-    """Send ``request`` until one is answered. A response is lost while the server has not yet discovered a new
-    client (Fast DDS), and on a loaded machine that outlasts the first call; so a fresh client's first call that
-    counts goes out only after a harmless one came back (as test/cm_helpers.CmClient does)."""
-    if request is None:
-        return
-
-    def answered() -> bool:
-        try:
-            wait_future(send(request), 2.0, what)
-        except TimeoutError:
-            return False
-        return True
-
-    wait_for(answered, 40, what)
-
-
 class Goal:
     """One action goal: acceptance, feedback, result."""
 
@@ -225,7 +210,9 @@ class Goal:
 
         self.ac = ActionClient(client.node, action, name)
         assert self.ac.wait_for_server(timeout_sec=30), f"action {name} not available"
-        _warm_up(self.ac.send_goal_async, _refused_goal(action), f"an answer from the goal service of {name}")
+        refused = _refused_goal(action)
+        if refused is not None:
+            answered_eventually(self.ac.send_goal_async, refused, f"an answer from the goal service of {name}")
         self.feedback: list[Any] = []
         self.handle = wait_future(self.ac.send_goal_async(goal, feedback_callback=lambda f: self.feedback.append(
             f.feedback)), 15, f"acceptance by {name}")

@@ -83,6 +83,20 @@ def wait_future(future: Any, timeout: float = 10.0, what: str = "future") -> Any
     return future.result()
 
 
+def answered_eventually(send: Callable[[Any], Any], request: Any, what: str, timeout: float = 40.0) -> None:
+    """Send ``request`` (something harmless) until one is answered. Fast DDS drops a response while the server
+    has not yet discovered a new client's reader, which on a loaded machine outlasts the first call; so a fresh
+    client's calls that count go out only after a harmless one came back."""
+    def answered() -> bool:
+        try:
+            wait_future(send(request), 2.0, what)
+        except TimeoutError:
+            return False
+        return True
+
+    wait_for(answered, timeout, what)
+
+
 class RosTestContext:
     """An rclpy context with a multi-threaded executor spinning in a background thread."""
 
