@@ -95,9 +95,9 @@ class Client:
     def call(self, client: Any, request: Any, timeout: float = 15.0) -> Any:
         assert client.wait_for_service(timeout_sec=30), f"service {client.srv_name} not available"
         if client not in self._warm:
-            request = _harmless_request(client.srv_type)
-            if request is not None:
-                answered_eventually(client.call_async, request, f"an answer of {client.srv_name}")
+            harmless = _harmless_request(client.srv_type)
+            if harmless is not None:
+                answered_eventually(client.call_async, harmless, f"an answer of {client.srv_name}")
             self._warm.add(client)
         return wait_future(client.call_async(request), timeout, f"answer of {client.srv_name}")
 
