@@ -73,11 +73,8 @@ class GilHoldingStep:
 
     def __call__(self, n: int) -> None:
         m, d = self._model, self._data
-        step, limit = self._c_step, self._limit
-        k = 0
-        while k < n:
-            if step is None or d.maxuse_arena + d.maxuse_stack >= limit:
+        for k in range(n):
+            if not self.holds_lock:
                 mujoco.mj_step(m, d, nstep=n - k)
                 return
-            step(m._address, d._address)  # the binding's pointers to the C structs (a private attribute)
-            k += 1
+            self._c_step(m._address, d._address)  # the binding's pointers to the C structs (a private attribute)
