@@ -62,7 +62,7 @@ class GilHoldingStep:
     def __init__(self, model: Any, data: Any):
         self._model = model
         self._data = data
-        self._c_step, self.unavailable = _c_mj_step()
+        self._c_step = _c_mj_step()[0]  # None: the binding steps (the reason is in _c_mj_step()[1])
         self._limit = ARENA_LIMIT * float(data.narena)
 
     @property
