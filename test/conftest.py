@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import site
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ros_harness import REPO, NodeProcess, RosTestContext, isolate_ros_environment
+from ros_harness import REPO, NodeProcess, RosTestContext, isolate_ros_environment, reap_leftover_processes
 
 # Before anything imports rclpy: this session gets its own domain and localhost-only discovery.
 DOMAIN_ID = isolate_ros_environment()
@@ -25,6 +26,19 @@ for _cand in (
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"robot_core: ROS_DOMAIN_ID={DOMAIN_ID}, ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a module's last test (its module fixtures are gone too): no process it started may live on, or it
+    would answer the next module's calls on the same domain. A leak fails that teardown and is killed."""
+    result = yield
+    if sys.platform.startswith("linux") and (nextitem is None or nextitem.module is not item.module):
+        leaked = reap_leftover_processes()
+        if leaked:
+            pytest.fail(f"{item.module.__name__} left processes running (killed now):\n  " + "\n  ".join(leaked),
+                        pytrace=False)
+    return result
 
 
 @pytest.fixture

@@ -79,7 +79,8 @@ class Client:
         self.joint_states: list[Any] = []
         self.recording = False
         self.recorded: list[np.ndarray] = []
-        self.node.create_subscription(JointState, STATES, self._on_states, 10)
+        # Deep enough that a starved test process loses no state while it records a move (250 Hz).
+        self.node.create_subscription(JointState, STATES, self._on_states, 1000)
         self.l2 = self._client(L2Control, f"{rbc}/l2_ctrl")
         self.get = self._client(GetVars, f"{rbc}/get_vars")
         self.set = self._client(SetVars, f"{rbc}/set_vars")

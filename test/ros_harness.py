@@ -236,3 +236,38 @@ def node_processes(*procs: NodeProcess) -> Iterator[tuple[NodeProcess, ...]]:
     finally:
         for p in procs:
             p.stop()
+
+
+def session_processes() -> list[tuple[int, str]]:
+    """Live processes started by this test session (they carry its ROBOT_CORE_TEST_DOMAIN), except this process and
+    its ancestors: a node that outlives its test answers the next tests' calls on the same domain."""
+    marker = f"ROBOT_CORE_TEST_DOMAIN={os.environ.get('ROBOT_CORE_TEST_DOMAIN', '')}".encode()
+    skip, pid = set(), os.getpid()
+    while pid > 1:  # this process and its ancestors (a shell that exported the variable is no leak)
+        skip.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in skip:
+            continue
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append((int(entry.name), (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]))
+        except OSError:
+            continue  # gone, or not ours to read
+    return found
+
+
+def reap_leftover_processes(grace: float = 5.0) -> list[str]:
+    """Wait up to ``grace`` s for this session's child processes to end, then SIGKILL what is left; returns what
+    had to be killed (empty when every test stopped what it started)."""
+    deadline = time.monotonic() + grace
+    while (left := session_processes()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid, _ in left:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return [f"{pid}: {cmd}" for pid, cmd in left]
