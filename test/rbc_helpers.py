@@ -77,10 +77,9 @@ class Client:
         self.rbc = rbc
         self._lock = threading.Lock()
         self.joint_states: list[Any] = []
-        self.recording = False
         self.recorded: list[np.ndarray] = []
-        # Deep enough that a starved test process loses no state while it records a move (250 Hz).
-        self.node.create_subscription(JointState, STATES, self._on_states, 1000)
+        self._recorder: Any = None
+        self.node.create_subscription(JointState, STATES, self._on_states, 10)
         self.l2 = self._client(L2Control, f"{rbc}/l2_ctrl")
         self.get = self._client(GetVars, f"{rbc}/get_vars")
         self.set = self._client(SetVars, f"{rbc}/set_vars")
@@ -109,8 +108,30 @@ class Client:
         with self._lock:
             self.joint_states.append(msg)
             del self.joint_states[:-250]
-            if self.recording:
+
+    def start_recording(self) -> None:
+        """Record every arm state from now on. A subscription of its own, deep enough that a starved test process
+        loses nothing of a move (250 Hz); the latest-state one stays shallow so that arm_q is never far behind."""
+        from sensor_msgs.msg import JointState
+
+        self.recorded, self._recorded_until = [], -1.0
+
+        def record(msg: Any) -> None:
+            if set(ARM) <= set(msg.name):
                 self.recorded.append(np.array([msg.position[msg.name.index(j)] for j in ARM]))
+                self._recorded_until = _stamp(msg)
+
+        self._recorder = self.node.create_subscription(JointState, STATES, record, 2000)
+        wait_for(lambda: self._recorder.get_publisher_count() > 0, 20, "the recorder matched to the simulator")
+
+    def stop_recording(self) -> np.ndarray:
+        """Stop once the recording has caught up with the newest state seen so far; returns the states, in order."""
+        wait_for(lambda: self.joint_states, 20, "simulator joint states")
+        with self._lock:
+            until = _stamp(self.joint_states[-1])
+        wait_for(lambda: self._recorded_until >= until, 30, "the recording to catch up")
+        self.node.destroy_subscription(self._recorder)
+        return np.array(self.recorded)
 
     def arm_q(self) -> np.ndarray:
         """Latest measured arm positions, straight from the simulator."""
@@ -179,6 +200,10 @@ class Client:
             self.l2_ctrl("destroy_re", name=name)
         assert self.call(self.release, Trigger.Request()).success
         assert self.call(self.reset, ResetSimulation.Request()).success
+
+
+def _stamp(msg: Any) -> float:
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
 def _harmless_request(srv: Any) -> Any:

@@ -44,9 +44,29 @@ def _reserve_domain() -> int:
         except OSError:
             f.close()
             continue
+        if _processes_on_domain(domain):  # orphans of a killed session still talk there: not free after all
+            f.close()
+            continue
         _DOMAIN_LOCK = f
         return domain
     raise RuntimeError("no free ROS domain id in 1..100: too many test sessions on this machine")
+
+
+def _processes_on_domain(domain: int) -> list[int]:
+    """Live processes (other than this one) whose environment puts them on ``domain``: the lock of a test session
+    that was killed is free, but the nodes it started may live on and answer on that domain."""
+    if not Path("/proc").is_dir():
+        return []
+    marker = f"ROS_DOMAIN_ID={domain}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if marker in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
 
 
 def isolate_ros_environment() -> int:

@@ -172,11 +172,11 @@ def test_vector_field_reaches_a_cartesian_pose_without_passing_joint_limits(clie
     pose.position.x, pose.position.y, pose.position.z = (float(v) for v in target[:3, 3])
     q = matrix_to_quat_xyzw(target[:3, :3])
     pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = (float(v) for v in q)
-    client.recording = True
+    client.start_recording()
     goal = Goal(client, CartesianReach, "/VF0/reach", CartesianReach.Goal(
         pose=pose, linear_precision=0.001, angular_precision=0.01, timeout=40.0))
     result = goal.result(60)
-    client.recording = False
+    recorded = client.stop_recording()
     assert result.success, result.message
     assert result.linear_error <= 0.001 and result.angular_error <= 0.01
     assert goal.feedback and goal.feedback[-1].linear_error >= 0.0
@@ -190,7 +190,6 @@ def test_vector_field_reaches_a_cartesian_pose_without_passing_joint_limits(clie
     robot = load_robot(str(RC_ARM))
     lo = np.array([robot.joints[j].limit.lower for j in ARM])
     hi = np.array([robot.joints[j].limit.upper for j in ARM])
-    recorded = np.array(client.recorded)
     # The limit check below means something only if the recording covers the whole move densely: from where the
     # arm started to where it ended, with no sample far from the one before it (a passage beyond a limit could
     # hide in a gap).
