@@ -8,6 +8,7 @@ ament_index_python, then start the executables found that way and talk to them o
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import subprocess
@@ -18,7 +19,8 @@ from pathlib import Path
 import pytest
 from ros_harness import NodeProcess, answered_eventually, wait_for, wait_future
 
-from robot_core.bringup import READY_PREFIX
+from robot_core.bringup import READY_PREFIX, configure_cli, plan_from_args
+from robot_core.bringup_plan import BringupOptions, make_plan, share_dir
 from robot_core.supervisor import MARKER_ENV, processes_with_marker
 
 pytest.importorskip("rclpy")
@@ -91,6 +93,22 @@ def test_share_dir_and_executables_resolve_as_ros2run_and_ros2launch_do():
         assert text.startswith("#!") and "import" in text, name
 
 
+def test_no_spawn_plan_starts_the_same_nodes_and_runs_no_spawner():
+    full, bare = make_plan(BringupOptions.create()), make_plan(BringupOptions.create(spawn=False))
+    assert full.spawns and bare.spawns == []
+    assert [n.name for n in bare.nodes()] == [n.name for n in full.nodes()]
+    parser = argparse.ArgumentParser()
+    configure_cli(parser)
+    assert plan_from_args(parser.parse_args(["--no-spawn"])).spawns == []
+    assert plan_from_args(parser.parse_args([])).spawns == full.spawns
+
+
+def test_share_dir_is_the_checkout_the_code_runs_from():
+    """Editable / PYTHONPATH: the launch and YAML files being edited, not those the venv's index links to."""
+    assert share_dir() == Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.ros
 def test_lib_robot_core_simulator_and_ros2_control_node_bring_a_robot_up(ros, processes):
     """As after a colcon build: `ros2 run robot_core simulator` with the share dir's URDF, `ros2 run robot_core
     ros2_control_node` with the share dir's YAML (the robot from /robot_description), then the spawner."""
@@ -127,6 +145,8 @@ def test_lib_robot_core_simulator_and_ros2_control_node_bring_a_robot_up(ros, pr
     wait_for(lambda: states and "joint1" in states[-1].name, 60, "/joint_states from the broadcaster")
 
 
+@pytest.mark.ros
+@pytest.mark.slow
 def test_bringup_no_spawn_starts_the_graph_and_leaves_spawning_to_the_user(ros, processes):
     """`robot-core bringup --no-spawn`: nodes up, no controller loaded; the user's own spawner run then works."""
     from controller_manager_msgs.srv import ListControllers
