@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import configparser
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -228,39 +229,57 @@ def entry_points(prefix: Path, package: str = PACKAGE) -> dict[str, str]:
     return {}
 
 
-def robot_core_problems(prefix: Path, root: Path, scripts: dict[str, str]) -> list[str]:
-    """What is wrong with the editable install: robot_core must import from this checkout in a process started
-    outside it (no PYTHONPATH), and every console script must be in the venv's bin/."""
+def script_problems(prefix: Path, scripts: dict[str, str]) -> list[str]:
+    """Files the editable install must have left (cheap: no interpreter started): the import hook's .pth and every
+    console script in the venv's bin/."""
     problems = []
     if not scripts:
         problems.append(f"no {PACKAGE} console scripts recorded in {site_packages(prefix)} (no dist-info)")
+    if not any(site_packages(prefix).glob(f"__editable__.{PACKAGE}-*.pth")):
+        problems.append(f"the editable install's __editable__.{PACKAGE}-*.pth is missing from {site_packages(prefix)}")
     for name in scripts:
         exe = prefix / "bin" / name
         if not (exe.is_file() and os.access(exe, os.X_OK)):
             problems.append(f"console script {exe} is missing")
+    return problems
+
+
+def import_problems(prefix: Path, root: Path, modules: list[str]) -> list[str]:
+    """Import ``modules`` with the venv's python started outside the checkout with no PYTHONPATH, as a user's
+    program would; robot_core must come from ``root``. One interpreter for all: this is most of a no-change run."""
+    code = ("import importlib, json, sys\nbad = {}\n"
+            f"for m in {modules!r}:\n"
+            "    try:\n        importlib.import_module(m)\n"
+            "    except Exception as exc:\n        bad[m] = f'{type(exc).__name__}: {exc}'\n"
+            f"rc = sys.modules.get({PACKAGE!r})\n"
+            "print(json.dumps({'bad': bad, 'file': getattr(rc, '__file__', None)}))\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "_ROS_WHEELS_BOOTSTRAP_COMPLETE")}
-    proc = subprocess.run([str(prefix / "bin" / "python"), "-c", "import robot_core; print(robot_core.__file__)"],
-                          capture_output=True, text=True, env=env, cwd="/", check=False)
-    where = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-    if proc.returncode != 0:
-        problems.append(f"{PACKAGE} is not importable from outside the checkout: {proc.stderr.strip()[-300:]}")
-    elif not Path(where).resolve().is_relative_to(root.resolve()):
+    proc = subprocess.run([str(prefix / "bin" / "python"), "-c", code], capture_output=True, text=True, env=env,
+                          cwd="/", check=False)
+    lines = proc.stdout.strip().splitlines()
+    try:
+        report = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        return [f"{prefix / 'bin' / 'python'} failed (exit {proc.returncode}): {proc.stderr.strip()[-1500:]}"]
+    problems = [f"cannot import {m}: {err}" for m, err in report["bad"].items()]
+    where = report["file"]
+    if PACKAGE in modules and where and not Path(where).resolve().is_relative_to(root.resolve()):
         problems.append(f"{PACKAGE} is imported from {where}, not from this checkout {root}")
     return problems
 
 
-def install_robot_core() -> None:
+def install_robot_core(force: bool = False) -> None:
     step(5, "robot_core (editable)")
     key = digest(ROOT / "setup.py", ROOT / "setup.cfg", ROOT / "package.xml")
-    if stamp_ok("robot_core", key):
-        problems = robot_core_problems(VENV, ROOT, entry_points(VENV))
+    if stamp_ok("robot_core", key) and not force:
+        problems = script_problems(VENV, entry_points(VENV))
         if not problems:
             print("      up to date")
             return
-        print("      stamped, but: " + "; ".join(problems) + ": reinstalling")
+        print("      stamped, but " + "; ".join(problems) + ": reinstalling")
     run([str(venv_python()), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "-e", str(ROOT)],
         "installing robot_core")
-    problems = robot_core_problems(VENV, ROOT, entry_points(VENV))
+    problems = script_problems(VENV, entry_points(VENV))
     if problems:
         raise SetupError("robot_core was installed but the venv still lacks: " + "; ".join(problems))
     write_stamp("robot_core", key)
@@ -377,23 +396,29 @@ def register_ament_package() -> None:
     if not problems:
         print("      up to date")
         return
+    first = not (VENV / "share" / PACKAGE).exists()
     written = install_ament_layout(VENV, ROOT, scripts)
     left = check_ament_layout(VENV, ROOT, scripts)
     if left:
         raise SetupError("could not register robot_core in the ament index: " + "; ".join(left))
+    if first:
+        print(f"      registered: wrote {len(written)} path(s)")
+        return
     shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
     print(f"      repaired {len(written)} path(s): {shown}")
 
 
-def verify() -> None:
-    step(7, "checking imports in the venv")
-    code = f"import importlib\nfor m in {CHECK_IMPORTS!r}: importlib.import_module(m)\n"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "_ROS_WHEELS_BOOTSTRAP_COMPLETE")}
-    proc = subprocess.run([str(venv_python()), "-c", code], capture_output=True, text=True, env=env, cwd="/",
-                          check=False)
-    if proc.returncode != 0:
-        raise SetupError(f"the venv cannot import everything it needs:\n{proc.stderr[-2000:]}")
-    print("      rclpy, control_msgs, controller_manager_msgs, tf2_msgs, robot_core_interfaces, mujoco: ok")
+def verify() -> list[str]:
+    """Import what the venv must import; returns the problems that reinstalling robot_core can fix."""
+    step(7, "checking imports in the venv (from outside the checkout, no PYTHONPATH)")
+    problems = import_problems(VENV, ROOT, CHECK_IMPORTS)
+    ours = [p for p in problems if PACKAGE in p.split(":")[0].split()]
+    if problems and len(ours) < len(problems):
+        raise SetupError("the venv cannot import everything it needs:\n" + "\n".join(problems))
+    if not problems:
+        print("      rclpy, control_msgs, controller_manager_msgs, tf2_msgs, robot_core_interfaces, mujoco, "
+              f"robot_core (from {ROOT}): ok")
+    return ours
 
 
 def main() -> int:
@@ -405,7 +430,14 @@ def main() -> int:
         build_interfaces()
         install_robot_core()
         register_ament_package()
-        verify()
+        problems = verify()
+        if problems:  # stamped and its files there, yet not importable from here: install it again
+            print("      " + "; ".join(problems) + ": reinstalling robot_core")
+            install_robot_core(force=True)
+            register_ament_package()
+            problems = verify()
+            if problems:
+                raise SetupError("robot_core is still not importable from this checkout: " + "; ".join(problems))
     except SetupError as err:
         print(f"\nset-up failed: {err}", file=sys.stderr)
         return 1

@@ -120,6 +120,19 @@ def test_setup_restores_a_deleted_launcher_on_the_real_venv():
     assert "repaired 1 path(s)" in proc.stdout and str(launcher) in proc.stdout
 
 
+def test_setup_reinstalls_robot_core_when_a_console_script_is_gone():
+    """The robot_core stamp is current but pip's console script was deleted: reinstalled, not trusted."""
+    _own_venv_or_skip()
+    script = Path(sys.prefix) / "bin" / "unspawner"
+    assert script.is_file()
+    script.unlink()
+    proc, seconds = _run_setup()
+    print(f"`make setup` reinstalling robot_core: {seconds:.2f} s")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert script.is_file() and os.access(script, os.X_OK)
+    assert f"console script {script} is missing" in proc.stdout and "reinstalling" in proc.stdout
+
+
 # --- the ament layout, against a temporary prefix -------------------------------------------------------------
 def _checkout(tmp_path: Path) -> Path:
     """A minimal checkout: the files the layout links to."""
@@ -205,14 +218,26 @@ def test_entry_points_come_from_the_installed_metadata(bootstrap, tmp_path):
     assert bootstrap.entry_points(tmp_path / "nothing") == {}
 
 
-def test_missing_console_script_and_foreign_import_are_problems(bootstrap, tmp_path):
-    """robot_core_problems against a prefix whose python imports robot_core from elsewhere and lacks a script."""
-    prefix = tmp_path / "venv"
-    (prefix / "bin").mkdir(parents=True)
-    (prefix / "bin" / "python").symlink_to(sys.executable)  # not a venv: imports robot_core as this process does
-    problems = bootstrap.robot_core_problems(prefix, tmp_path / "elsewhere", {"simulator": SCRIPTS["simulator"]})
-    assert any("console script" in p and "simulator is missing" in p for p in problems), problems
-    assert any("not from this checkout" in p or "not importable" in p for p in problems), problems
+def test_missing_console_script_and_editable_hook_are_problems(bootstrap, tmp_path):
+    site = bootstrap.site_packages(tmp_path)
+    site.mkdir(parents=True)
+    (tmp_path / "bin").mkdir()
+    problems = bootstrap.script_problems(tmp_path, {"simulator": SCRIPTS["simulator"]})
+    assert any("__editable__.robot_core-*.pth is missing" in p for p in problems), problems
+    assert any(f"console script {tmp_path / 'bin' / 'simulator'} is missing" in p for p in problems), problems
+    (site / "__editable__.robot_core-0.1.0.pth").write_text("")
+    (tmp_path / "bin" / "simulator").write_text("#!/bin/sh\n")
+    (tmp_path / "bin" / "simulator").chmod(0o755)
+    assert bootstrap.script_problems(tmp_path, {"simulator": SCRIPTS["simulator"]}) == []
+
+
+def test_import_check_names_what_fails_and_where_robot_core_comes_from(bootstrap, tmp_path):
+    """Run against the venv running the tests (read only): robot_core imports, but not from a checkout at tmp_path."""
+    problems = bootstrap.import_problems(Path(sys.prefix), tmp_path / "elsewhere",
+                                         ["json", "no_such_module_xyz", "robot_core"])
+    assert any(p.startswith("cannot import no_such_module_xyz: ModuleNotFoundError") for p in problems), problems
+    assert any(p.startswith("robot_core is imported from") and "not from this checkout" in p for p in problems)
+    assert not any("json" in p for p in problems)
 
 
 def test_pth_puts_the_prefix_first_on_ament_prefix_path_once(bootstrap, tmp_path):
