@@ -108,7 +108,12 @@ def test_second_run_is_up_to_date():
 
 
 def test_setup_restores_a_deleted_launcher_on_the_real_venv():
-    """A stamp says "done" but a generated file went missing: the set-up notices and puts it back."""
+    """A stamp says "done" but a generated file went missing: the set-up notices and puts it back.
+
+    The one repair done on the real venv: other processes sharing it fall back to bin/simulator meanwhile
+    (robot_core.bringup_plan.executable). Reinstalling robot_core (a console script or the editable hook gone)
+    would take every console script away for seconds, so that repair is unit-tested against a temporary prefix.
+    """
     _own_venv_or_skip()
     launcher = Path(sys.prefix) / "lib" / "robot_core" / "simulator"
     assert launcher.is_file(), f"{launcher} should exist after the set-up"
@@ -118,19 +123,6 @@ def test_setup_restores_a_deleted_launcher_on_the_real_venv():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert launcher.is_file() and os.access(launcher, os.X_OK), proc.stdout
     assert "repaired 1 path(s)" in proc.stdout and str(launcher) in proc.stdout
-
-
-def test_setup_reinstalls_robot_core_when_a_console_script_is_gone():
-    """The robot_core stamp is current but pip's console script was deleted: reinstalled, not trusted."""
-    _own_venv_or_skip()
-    script = Path(sys.prefix) / "bin" / "unspawner"
-    assert script.is_file()
-    script.unlink()
-    proc, seconds = _run_setup()
-    print(f"`make setup` reinstalling robot_core: {seconds:.2f} s")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert script.is_file() and os.access(script, os.X_OK)
-    assert f"console script {script} is missing" in proc.stdout and "reinstalling" in proc.stdout
 
 
 # --- the ament layout, against a temporary prefix -------------------------------------------------------------
