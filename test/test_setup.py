@@ -223,6 +223,33 @@ def test_missing_console_script_and_editable_hook_are_problems(bootstrap, tmp_pa
     assert bootstrap.script_problems(tmp_path, {"simulator": SCRIPTS["simulator"]}) == []
 
 
+def test_stamped_install_with_a_script_gone_is_reinstalled(bootstrap, tmp_path, monkeypatch, capsys):
+    """The robot_core stamp is current, yet a console script is missing: pip runs again (its stamp is not trusted)."""
+    venv = tmp_path / "venv"
+    monkeypatch.setattr(bootstrap, "VENV", venv)
+    monkeypatch.setattr(bootstrap, "STAMPS", venv / ".stamps")
+    site = bootstrap.site_packages(venv)
+    (site / "robot_core-0.1.0.dist-info").mkdir(parents=True)
+    (site / "robot_core-0.1.0.dist-info" / "entry_points.txt").write_text(
+        "[console_scripts]\nsimulator = robot_core.nodes.simulator:main\n")
+    (site / "__editable__.robot_core-0.1.0.pth").write_text("")
+    (venv / "bin").mkdir()
+    bootstrap.write_stamp("robot_core", bootstrap.digest(REPO / "setup.py", REPO / "setup.cfg", REPO / "package.xml"))
+    calls = []
+
+    def fake_pip(cmd, what, *args, **kwargs):
+        calls.append(cmd)
+        (venv / "bin" / "simulator").write_text("#!/bin/sh\n")
+        (venv / "bin" / "simulator").chmod(0o755)
+
+    monkeypatch.setattr(bootstrap, "run", fake_pip)
+    bootstrap.install_robot_core()
+    assert len(calls) == 1 and calls[0][-2:] == ["-e", str(bootstrap.ROOT)]
+    assert f"console script {venv / 'bin' / 'simulator'} is missing: reinstalling" in capsys.readouterr().out
+    bootstrap.install_robot_core()
+    assert len(calls) == 1, "complete and stamped: no second pip run"
+
+
 def test_import_check_names_what_fails_and_where_robot_core_comes_from(bootstrap, tmp_path):
     """Run against the venv running the tests (read only): robot_core imports, but not from a checkout at tmp_path."""
     problems = bootstrap.import_problems(Path(sys.prefix), tmp_path / "elsewhere",
