@@ -1,6 +1,7 @@
 # robot_core: the two commands of the README are `make demo` and `make test`.
 # Both run `make setup` first, which is idempotent (seconds when nothing changed).
-VENV := .venv
+# ROBOT_CORE_VENV=/path/to/venv puts the venv elsewhere (scripts/bootstrap.py reads it too).
+VENV := $(or $(ROBOT_CORE_VENV),.venv)
 PY := $(VENV)/bin/python
 export PYTHON
 

@@ -1,4 +1,9 @@
-"""ament_python package definition for robot_core (also used by pip for the venv set-up)."""
+"""ament_python package definition for robot_core (also used by pip for the venv set-up).
+
+colcon installs the console scripts into lib/robot_core (setup.cfg) and the data files below into
+share/; pip's editable install does neither, so scripts/bootstrap.py lays out the same ament prefix
+inside the venv (symlinks into the checkout, and lib/robot_core launchers for these entry points).
+"""
 
 from glob import glob
 
@@ -34,6 +39,9 @@ setup(
         "console_scripts": [
             "simulator = robot_core.nodes.simulator:main",
             "controller_manager = robot_core.nodes.controller_manager:main",
+            # upstream's executable name: a launch file starting controller_manager/ros2_control_node needs
+            # only package="robot_core"
+            "ros2_control_node = robot_core.nodes.controller_manager:main",
             "spawner = robot_core.nodes.spawner:main",
             "unspawner = robot_core.nodes.spawner:unspawner_main",
             "rbc = robot_core.nodes.rbc:main",

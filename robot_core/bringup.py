@@ -111,6 +111,9 @@ class Bringup:
             plan.rbc = None
         deadline = t0 + self.ready_timeout
         viewers = self._viewer_nodes(notes)
+        if not plan.spawns:
+            notes.append("no spawner run (--no-spawn): load controllers with the spawner, e.g. "
+                         "`spawner joint_state_broadcaster` (robot_core's or upstream's)")
         if any(v.name == "robot_state_publisher" for v in viewers):
             plan.with_state_publisher()
         for node in plan.nodes():
@@ -233,7 +236,7 @@ def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
                 **{c: "inactive" for c in plan.inactive_controllers()}}
     pending: Any = None
     states: dict[str, str] = {}
-    controllers_ok = not expected
+    controllers_ok = False  # one list_controllers answer at least: the manager is up even with nothing to spawn
     try:
         while True:
             check()
@@ -246,14 +249,14 @@ def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
                 controllers_ok = all(states.get(n) == s for n, s in expected.items())
                 pending = None
             rbc_ok = l2 is None or l2.service_is_ready()
-            if controllers_ok and got_states and rbc_ok:
+            if controllers_ok and (got_states or not plan.spawns) and rbc_ok:
                 return
             if time.monotonic() > deadline:
                 missing = []
                 if not controllers_ok:
                     missing.append(f"controller states {states or '(list_controllers not answering)'}, expected "
                                    f"{expected}")
-                if not got_states:
+                if not got_states and plan.spawns:
                     missing.append("no message on /joint_states")
                 if not rbc_ok:
                     missing.append("/rbc/l2_ctrl service not available")
@@ -279,6 +282,9 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
                         help="controller manager and rbc use wall-clock time instead of /clock")
     parser.add_argument("--simulator-config", default=None, metavar="YAML", help="simulator parameters YAML")
     parser.add_argument("--rbc-config", default=None, metavar="YAML", help="rbc parameters YAML")
+    parser.add_argument("--no-spawn", dest="spawn", action="store_false",
+                        help="run no spawner: the controller manager starts with no controller loaded (for users "
+                             "who run the upstream spawner themselves)")
     parser.add_argument("--log-dir", default=None, metavar="DIR",
                         help="also write each node's output to DIR/<node>.log")
     parser.add_argument("--quiet", action="store_true", help="do not echo the nodes' output")
@@ -289,7 +295,8 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
 def plan_from_args(args: argparse.Namespace) -> BringupPlan:
     return make_plan(BringupOptions.create(
         robot=args.robot, controllers=args.controllers, mode=args.mode, use_sim_time=args.use_sim_time,
-        rbc=args.rbc, headless=args.headless, simulator_config=args.simulator_config, rbc_config=args.rbc_config))
+        rbc=args.rbc, headless=args.headless, simulator_config=args.simulator_config, rbc_config=args.rbc_config,
+        spawn=getattr(args, "spawn", True)))
 
 
 HELP_CALLS = """try:

@@ -11,7 +11,9 @@ Both ways of starting robot_core read this one plan, so `ros2 launch robot_core 
 * ``rbc`` (optional) reading the ``<rbc>`` tags of the same robot file; in embedded mode nobody publishes the
   raw ``/robot_joint_states``, so its state vars are remapped onto the broadcaster's ``/joint_states`` (the
   coupler matches JointState entries by joint name);
-* the spawner runs of ``controllers.yaml``'s ``robot_core_bringup`` section: active ones, then ``--inactive``.
+* the spawner runs of ``controllers.yaml``'s ``robot_core_bringup`` section: active ones, then ``--inactive``
+  (none with ``spawn=False``: the manager starts with no controller loaded, for users who run the upstream
+  spawner themselves).
 """
 
 from __future__ import annotations
@@ -65,11 +67,15 @@ def package_executable(package: str, name: str) -> Path | None:
 
 
 def share_dir() -> Path:
-    """robot_core's share folder: the ament index's on a ROS install, else the source tree (pip/editable)."""
+    """robot_core's share folder: the checkout this code runs from (editable / PYTHONPATH: its launch/ and
+    config/ are the ones being edited), else the ament index's (an installed package)."""
+    source = Path(__file__).resolve().parent.parent
+    if (source / DEFAULT_CONTROLLERS).is_file():
+        return source
     prefix = package_prefix(PACKAGE)
     if prefix is not None and (prefix / "share" / PACKAGE / DEFAULT_CONTROLLERS).is_file():
         return prefix / "share" / PACKAGE
-    return Path(__file__).resolve().parent.parent
+    return source
 
 
 def resolve_file(value: str | Path, what: str) -> Path:
@@ -148,11 +154,13 @@ class BringupOptions:
     headless: bool = True
     simulator_config: Path | None = None
     rbc_config: Path | None = None
+    spawn: bool = True  # False: no spawner runs (the user runs upstream's, or their own)
 
     @classmethod
     def create(cls, robot: str | Path | None = None, controllers: str | Path | None = None, mode: str = "topic",
                use_sim_time: bool | str = True, rbc: bool | str = True, headless: bool | str = True,
-               simulator_config: str | Path | None = None, rbc_config: str | Path | None = None) -> BringupOptions:
+               simulator_config: str | Path | None = None, rbc_config: str | Path | None = None,
+               spawn: bool | str = True) -> BringupOptions:
         """Options from user input (launch argument strings or CLI values), files resolved and checked."""
         mode = str(mode).strip().lower()
         if mode not in MODES:
@@ -162,7 +170,7 @@ class BringupOptions:
                    mode=mode, use_sim_time=as_bool(use_sim_time, "use_sim_time"), rbc=as_bool(rbc, "rbc"),
                    headless=as_bool(headless, "headless"),
                    simulator_config=resolve_file(simulator_config or SIMULATOR_CONFIG, "simulator YAML"),
-                   rbc_config=resolve_file(rbc_config or RBC_CONFIG, "rbc YAML"))
+                   rbc_config=resolve_file(rbc_config or RBC_CONFIG, "rbc YAML"), spawn=as_bool(spawn, "spawn"))
 
 
 @dataclass
@@ -272,7 +280,7 @@ def make_plan(options: BringupOptions) -> BringupPlan:
         remap = ((RAW_STATES_TOPIC, BROADCAST_STATES_TOPIC),) if o.mode == "embedded" else ()
         rbc = NodeSpec("rbc", "rbc", (o.rbc_config,) if o.rbc_config else (),
                        {"urdf_path": str(o.robot), **sim_time}, remap)
-    return BringupPlan(o, simulator, cm, rbc, spawn_plan(o.controllers))
+    return BringupPlan(o, simulator, cm, rbc, spawn_plan(o.controllers) if o.spawn else [])
 
 
 def robot_urdf_text(path: Path) -> str:
