@@ -254,10 +254,15 @@ class TestSharedPlanarSimulator:
 
     def test_position_and_velocity_commands_converge(self, fresh: SimClient):
         sim = fresh
-        # joint1 by position, joint2 by velocity, in one message (NaN = that interface not commanded)
-        sim.send(["joint1", "joint2"], position=[0.2, NAN], velocity=[NAN, 0.4])
-        sim.wait_state(lambda q, qd: abs(q["joint1"] - 0.2) < 0.01 and abs(qd["joint2"] - 0.4) < 0.02, 15,
-                       "joint1 at 0.2 and joint2 moving at 0.4 rad/s")
+        # joint1 by position, joint2 by velocity, in one message (NaN = that interface not commanded); sent every
+        # poll, as a controller does every cycle: the simulator's command watchdog stops a velocity command that
+        # is not renewed within command_timeout (0.5 s)
+        def moving() -> bool:
+            sim.send(["joint1", "joint2"], position=[0.2, NAN], velocity=[NAN, 0.4])
+            q, qd = sim.positions(), sim.velocities()
+            return abs(q["joint1"] - 0.2) < 0.01 and abs(qd["joint2"] - 0.4) < 0.02
+
+        wait_for(moving, 15, "joint1 at 0.2 and joint2 moving at 0.4 rad/s", poll=0.01)
         # then joint2 by position (a subset message), joint1 keeps its command
         sim.send(["joint2"], position=[1.2])
         q = sim.wait_state(lambda q, qd: abs(q["joint2"] - 1.2) < 0.01 and abs(qd["joint2"]) < 0.01, 15,
