@@ -384,8 +384,10 @@ class SimulatorNode(Node):
             try:
                 self._iterate()
             except Exception:  # keep the node up; the robot is paused in a safe state
-                if self._stop.is_set() or not self.context.ok():
-                    break  # SIGINT/SIGTERM shut the context down under us: publishing fails, nothing is wrong
+                # SIGINT/SIGTERM shut the context down under us: publishing fails, nothing is wrong. The failed
+                # publish can come a moment before the context says so (seen while stepping at full speed).
+                if self._stop.wait(0.2) or not self.context.ok():
+                    break
                 self._paused = True
                 self._log.error(f"simulation step failed; the simulation is paused:\n{traceback.format_exc()}")
         self._stop.set()  # releases services waiting for a job
