@@ -149,15 +149,29 @@ class SimClient:
         return self.positions()
 
 
-    def state_at(self, stamp: float, timeout: float = 10.0) -> dict[str, float]:
-        """Positions of the state message stamped ``stamp`` (after a step while paused)."""
+    def received_since(self, count: int) -> list[Any]:
+        """State messages received after ``state_count`` was ``count`` (as many as are still kept)."""
+        n = self.state_count - count
+        return self.states[-n:] if n > 0 else []
+
+    def state_at(self, stamp: float, since: int, timeout: float = 10.0) -> dict[str, float]:
+        """Positions of the state message stamped ``stamp`` (after a step while paused) among those received after
+        ``state_count`` was ``since``. A reset sends time back, so an older message may carry the same stamp; one
+        writer's messages arrive in order, so counting from a moment after the reset excludes them."""
         def find():
-            for m in reversed(self.states[-50:]):
+            for m in reversed(self.received_since(since)):
                 if abs(_sec(m.header.stamp) - stamp) < 1e-9:
                     return dict(zip(m.name, m.position, strict=True))
             return None
 
         return wait_for(find, timeout, f"joint state stamped {stamp:.6f}")
+
+    def step_and_state(self, steps: int) -> dict[str, float]:
+        """Step the paused simulation and return the state at the time it reached."""
+        since = self.state_count
+        res = self.step(steps)
+        assert res.success, res.message
+        return self.state_at(_sec(res.sim_time), since)
 
 
 def _sec(t: Any) -> float:
@@ -240,10 +254,15 @@ class TestSharedPlanarSimulator:
 
     def test_position_and_velocity_commands_converge(self, fresh: SimClient):
         sim = fresh
-        # joint1 by position, joint2 by velocity, in one message (NaN = that interface not commanded)
-        sim.send(["joint1", "joint2"], position=[0.2, NAN], velocity=[NAN, 0.4])
-        sim.wait_state(lambda q, qd: abs(q["joint1"] - 0.2) < 0.01 and abs(qd["joint2"] - 0.4) < 0.02, 15,
-                       "joint1 at 0.2 and joint2 moving at 0.4 rad/s")
+        # joint1 by position, joint2 by velocity, in one message (NaN = that interface not commanded); sent every
+        # poll, as a controller does every cycle: the simulator's command watchdog stops a velocity command that
+        # is not renewed within command_timeout (0.5 s)
+        def moving() -> bool:
+            sim.send(["joint1", "joint2"], position=[0.2, NAN], velocity=[NAN, 0.4])
+            q, qd = sim.positions(), sim.velocities()
+            return abs(q["joint1"] - 0.2) < 0.01 and abs(qd["joint2"] - 0.4) < 0.02
+
+        wait_for(moving, 15, "joint1 at 0.2 and joint2 moving at 0.4 rad/s", poll=0.01)
         # then joint2 by position (a subset message), joint1 keeps its command
         sim.send(["joint2"], position=[1.2])
         q = sim.wait_state(lambda q, qd: abs(q["joint2"] - 1.2) < 0.01 and abs(qd["joint2"]) < 0.01, 15,
@@ -278,10 +297,17 @@ class TestSharedPlanarSimulator:
         sim = fresh
         sim.send(["joint1"], [0.3])
         sim.wait_state(lambda q, _: abs(q["joint1"] - 0.3) < 0.01, 15, "joint1 at 0.3")
-        t_before = sim.stamp()
+        # A state stamped before t_before that arrives after the call is the reset's (one writer's messages come
+        # in order, pre-reset stamps only grow). Count from the call, not from the response: topics and services
+        # are not ordered, and a response processed late would otherwise miss every such state; and run long
+        # enough first that a starved test process still sees one.
+        t0 = sim.stamp()
+        wait_for(lambda: sim.stamp() > t0 + 1.0, 10, "a second of simulated time before the reset")
+        t_before, since = sim.stamp(), sim.state_count
         assert sim.reset().success
-        q = sim.wait_state(lambda q, _: sim.stamp() < t_before, 10, "a state stamped after the reset (time went back)")
-        assert near(q, HOME, 1e-3)
+        msg = wait_for(lambda: next((m for m in sim.received_since(since) if _sec(m.header.stamp) < t_before), None),
+                       10, "a state stamped after the reset (time went back)")
+        assert near(dict(zip(msg.name, msg.position, strict=True)), HOME, 1e-3)
         # the old command is gone: it stays home
         t0 = sim.stamp()
         wait_for(lambda: sim.stamp() > t0 + 0.3, 10, "time passing after reset")
@@ -299,6 +325,41 @@ class TestSharedPlanarSimulator:
 
         res = sim.reset(joint9=0.5)
         assert not res.success and "joint9" in res.message
+
+
+    def test_a_reset_after_a_long_run_streams_at_once(self, fresh: SimClient):
+        """After time jumps back, nothing may wait for the pre-reset time (a pacer or a publish schedule keeping
+        its old deadline would stall the stream for as long as the simulation had run)."""
+        import time
+
+        from rclpy.parameter import Parameter
+        from rclpy.parameter_client import AsyncParameterClient
+
+        sim = fresh
+        params = AsyncParameterClient(sim.node, "simulator")
+        assert params.wait_for_services(timeout_sec=20)
+
+        def set_rtf(value: float) -> None:
+            res = wait_future(params.set_parameters([Parameter("real_time_factor", Parameter.Type.DOUBLE, value)]),
+                              10)
+            assert res.results[0].successful, res.results[0].reason
+
+        try:
+            set_rtf(0.0)  # as fast as possible: a long run in little wall time
+            wait_for(lambda: sim.stamp() > 20.0, 60, "20 s of simulated time")
+        finally:
+            set_rtf(1.0)
+        t_before, since = sim.stamp(), sim.state_count
+        start = time.monotonic()
+        assert sim.reset().success
+        msg = wait_for(lambda: next((m for m in sim.received_since(since) if _sec(m.header.stamp) < 1.0), None),
+                       10, "a state stamped after the reset")
+        print(f"reset after {t_before:.1f} s of simulated time: first state of the new run after "
+              f"{time.monotonic() - start:.3f} s (wall)")
+        assert near(dict(zip(msg.name, msg.position, strict=True)), HOME, 1e-3)
+        t0 = _sec(msg.header.stamp)
+        wait_for(lambda: sim.stamp() < 10.0 and sim.stamp() > t0 + 0.5, 10, "time running on from the reset")
+        wait_for(lambda: sim.status[-1].step_count < 10_000 and not sim.status[-1].paused, 10, "status after reset")
 
 
     def test_pause_step_resume(self, fresh: SimClient):
@@ -353,15 +414,15 @@ class TestSharedPlanarSimulator:
 
         sim = fresh
         assert sim.trigger("pause").success
-        home = sim.state_at(_sec(sim.step(200).sim_time))  # settled
+        home = sim.step_and_state(200)  # settled
         req = ApplyWrench.Request(link_name="link2", duration=Duration(sec=0, nanosec=300_000_000))
         req.reference_point.x = 0.4  # the tip of link2
         req.wrench.force.z = 20.0  # upwards, against gravity
         res = sim.call("apply_wrench", req)
         assert res.success, res.message
-        pushed = sim.state_at(_sec(sim.step(300).sim_time))
+        pushed = sim.step_and_state(300)
         assert abs(pushed["joint2"] - home["joint2"]) > 0.02, (home, pushed)
-        after = sim.state_at(_sec(sim.step(2000).sim_time))  # the wrench ended; the servos bring the arm back
+        after = sim.step_and_state(2000)  # the wrench ended; the servos bring the arm back
         assert near(after, home, 2e-3), (home, after)
 
         req.link_name = "no_such_link"

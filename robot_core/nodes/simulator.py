@@ -34,6 +34,10 @@ Parameters (node ``simulator``; read at start unless noted):
 ``joint_states_topic``                "/robot_joint_states"
 ``joint_commands_topic``              "/robot_joint_commands"
 ``start_paused``                      false
+``command_timeout``                   0.5                   wall seconds without a command message after which
+                                                            velocity-commanded joints stop (velocity 0) and
+                                                            effort-commanded ones hold their position; 0 = off
+``max_step_request``                  1000000               most steps one ``~/step`` request may ask for
 ``initial_positions.<joint>``         double                start (and reset) position of a joint; in YAML a
                                                             map ``initial_positions: {joint1: 0.3}``
 ``gains.<joint>.kp|kd|kv``            double                servo gains overriding the engine's tuned ones
@@ -45,20 +49,27 @@ time; reliable, keep-last 10, so both sensor-data (best-effort) and default subs
 ``/clock`` (rosgraph_msgs/Clock, reliable keep-last 1, which also serves best-effort TimeSource subscribers);
 ``/tf`` (tf2_msgs/TFMessage, one transform per non-fixed joint, parent link -> child link, plus world_frame ->
 root for a floating base); ``/tf_static`` (every fixed joint, transient local); the robot description
-(std_msgs/String, transient local); ``~/status`` (robot_core_interfaces/SimulatorStatus).
+(std_msgs/String, transient local); ``~/status`` (robot_core_interfaces/SimulatorStatus); ``~/events``
+(std_msgs/String, reliable, transient local, depth 10: one line per event a client must not miss -- a divergence
+and its automatic reset, the command watchdog stopping joints -- also logged).
 
 Services: ``~/reset`` (ResetSimulation: back to t = 0 at the initial positions, updated by the given ones; clears
 commands and wrenches, every joint holds its reset position), ``~/pause``, ``~/resume`` (std_srvs/Trigger),
-``~/step`` (StepSimulation: only while paused; runs the steps as fast as possible, publishing on schedule, and
-answers when they are done), ``~/set_joint_state`` (SetJointState: teleport positions and/or velocities; the
-joints then hold there), ``~/apply_wrench`` (ApplyWrench: world-frame force/torque at a point of a link for a
-duration of simulated time, 0 = until replaced; a new wrench on the same link replaces the old one).
+``~/step`` (StepSimulation: only while paused; at most ``max_step_request`` steps; runs them as fast as possible
+in slices, publishing on schedule, and answers when they are done; other services are answered meanwhile, and a
+reset, pause or resume interrupts it: success=false, "interrupted by reset after N of M steps"),
+``~/set_joint_state`` (SetJointState: teleport positions and/or velocities; the joints then hold there),
+``~/apply_wrench`` (ApplyWrench: world-frame force/torque at a point of a link for a duration of simulated time,
+0 = until replaced; a new wrench on the same link replaces the old one).
 
 A reset sets simulated time back to 0, as Gazebo's reset does; /clock jumps backwards. While paused, clock,
 states and tf are repeated (same stamp) at ``status_rate``, so a controller manager or spawner started against a
 paused simulator finds its first state and a valid time. Bad commands never stop the simulation: the message is
-dropped with a warning (throttled per reason) and the robot keeps its last commands. Exit code 0 on SIGINT or
-SIGTERM, 1 when the robot description or a parameter is unusable (the log says which).
+dropped with a warning (throttled per reason) and the robot keeps its last commands. Commands are clamped to the
+joint's limits; absurd magnitudes (see :mod:`robot_core.physics.engine`) and wrenches beyond the engine's bound are
+refused with a warning. MuJoCo's own warnings go to this node's log (not to MUJOCO_LOG.TXT in the working
+directory). Exit code 0 on SIGINT or SIGTERM, 1 when the robot description or a parameter is unusable (the log
+says which).
 """
 
 from __future__ import annotations
@@ -77,10 +88,12 @@ import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -90,9 +103,10 @@ from robot_core.model import RobotModel, RobotModelError, load_robot
 from robot_core.nodes.message_templates import retrying, stamped_template
 from robot_core.nodes.serialized_template import SerializedTemplate, sentinels
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
-from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine
+from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
 from robot_core.physics.link_transforms import LinkTransforms
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
+from robot_core.text import short
 
 NODE_NAME = "simulator"
 BUILTIN_PARAMETERS = ("use_sim_time", "start_type_description_service")
@@ -104,6 +118,10 @@ CLOCK_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=Rel
 TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
+EVENTS_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# A step request runs in slices of at most this much wall time, so queued services run in between.
+STEP_SLICE_SECONDS = 0.02
 
 
 def _time_msg(ns: int) -> Time:
@@ -123,6 +141,23 @@ class _Job:
         self.done = threading.Event()
         self.result: Any = None
         self.error: BaseException | None = None
+
+
+class _StepRequest:
+    """A ``~/step`` request the simulation thread works through in slices; ``future`` gets (success, message)."""
+
+    def __init__(self, steps: int, future: Future):
+        self.steps = steps
+        self.left = steps
+        self.future = future
+
+    @property
+    def done_steps(self) -> int:
+        return self.steps - self.left
+
+    def finish(self, success: bool, message: str) -> None:
+        if not self.future.done():
+            self.future.set_result((success, message))
 
 
 class SimulatorNode(Node):
@@ -145,6 +180,9 @@ class SimulatorNode(Node):
         self._pacer = Pacer(p["real_time_factor"], sleep=self._wake.wait)
         self._snapshot = (0, 0)  # (step_count, sim time ns), written by the simulation thread only
         self._drops = DropReporter(self._log.warning)
+        self._step_request: _StepRequest | None = None
+        self._last_command = time.monotonic()  # wall time of the last accepted command message (executor thread)
+        self._watchdog_tripped = False  # simulation thread: stopped joints since the last command
         self.ready = threading.Event()
 
         self._js_pub = self.create_publisher(JointState, p["joint_states_topic"], STATE_QOS)
@@ -155,6 +193,7 @@ class SimulatorNode(Node):
         from robot_core_interfaces.msg import SimulatorStatus
 
         self._status_pub = self.create_publisher(SimulatorStatus, "~/status", 10)
+        self._events_pub = self.create_publisher(String, "~/events", EVENTS_QOS)
         self._status_msg = SimulatorStatus()
         self._cmd_sub = self.create_subscription(JointState, p["joint_commands_topic"], self._on_command, COMMAND_QOS)
         self._make_services()
@@ -194,7 +233,7 @@ class SimulatorNode(Node):
             "real_time_factor": 1.0, "publish_rate": 250.0, "clock_rate": 1000.0, "publish_tf": True,
             "tf_rate": 100.0, "world_frame": "world", "status_rate": 10.0,
             "joint_states_topic": "/robot_joint_states", "joint_commands_topic": "/robot_joint_commands",
-            "start_paused": False,
+            "start_paused": False, "command_timeout": 0.5, "max_step_request": 1_000_000,
         }
         p: dict[str, Any] = {}
         for name, default in defaults.items():
@@ -207,6 +246,9 @@ class SimulatorNode(Node):
                     value = float(value)
                     if not math.isfinite(value):
                         raise ValueError
+                elif isinstance(default, int):
+                    if isinstance(value, bool) or not isinstance(value, int):
+                        raise TypeError
                 elif isinstance(default, str):
                     if not isinstance(value, str):
                         raise TypeError
@@ -219,6 +261,10 @@ class SimulatorNode(Node):
         for name in positive:
             if p[name] <= 0:
                 raise ValueError(f"parameter '{name}' = {p[name]} must be > 0")
+        if p["command_timeout"] < 0:
+            raise ValueError(f"parameter 'command_timeout' = {p['command_timeout']} must be >= 0 (0 = no watchdog)")
+        if p["max_step_request"] < 1:
+            raise ValueError(f"parameter 'max_step_request' = {p['max_step_request']} must be >= 1")
         if p["real_time_factor"] < 0:
             raise ValueError(f"parameter 'real_time_factor' = {p['real_time_factor']} must be >= 0 "
                              "(0 = as fast as possible)")
@@ -288,6 +334,7 @@ class SimulatorNode(Node):
 
     def _start(self, robot: RobotModel) -> None:
         p = self.params
+        route_mujoco_warnings(self._mujoco_warning)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             engine = PhysicsEngine(robot, timestep=p["timestep"], fixed_base=p["fixed_base"],
@@ -298,6 +345,7 @@ class SimulatorNode(Node):
         self.robot, self.engine = robot, engine
         self._dt_ns = round(engine.timestep * 1e9)
         self._paused_period = 1.0 / p["status_rate"]
+        self._command_timeout = float(p["command_timeout"])
         self._protocol = JointCommandProtocol.for_robot(robot, engine.actuated_joint_names)
         self._schedule = PublishSchedule(engine.timestep, {
             "joint_states": p["publish_rate"], "clock": p["clock_rate"],
@@ -336,16 +384,22 @@ class SimulatorNode(Node):
             try:
                 self._iterate()
             except Exception:  # keep the node up; the robot is paused in a safe state
-                if self._stop.is_set() or not self.context.ok():
-                    break  # SIGINT/SIGTERM shut the context down under us: publishing fails, nothing is wrong
+                # SIGINT/SIGTERM shut the context down under us: publishing fails, nothing is wrong. The failed
+                # publish can come a moment before the context says so (seen while stepping at full speed).
+                if self._stop.wait(0.2) or not self.context.ok():
+                    break
                 self._paused = True
                 self._log.error(f"simulation step failed; the simulation is paused:\n{traceback.format_exc()}")
         self._stop.set()  # releases services waiting for a job
 
     def _iterate(self) -> None:
-        """One pass of the simulation thread: run queued jobs, or idle while paused, or wait, or tick."""
+        """One pass of the simulation thread: run queued jobs, or a slice of a step request, or idle while
+        paused, or wait, or tick."""
         if self._jobs:
             self._run_jobs()
+            return
+        if self._step_request is not None:
+            self._step_slice()
             return
         if self._paused:
             # Keep clock and states flowing (same stamp) so late joiners -- a controller manager waiting for
@@ -357,6 +411,8 @@ class SimulatorNode(Node):
             self._wake.wait(min(0.1, max(0.0, self._next_paused_publish - now)))
             self._wake.clear()
             return
+        if not self._watchdog_tripped and self._command_timeout > 0.0:
+            self._check_watchdog()
         ahead = self._pacer.remaining(self._sim_seconds())
         if ahead > 0.0:
             self._wake.wait(ahead)
@@ -364,6 +420,52 @@ class SimulatorNode(Node):
             return
         self._tick()
         self._meter.sample(self._sim_seconds())
+
+    def _check_watchdog(self) -> None:
+        """A dead or stalled commander must not leave the robot running into its limits: after
+        ``command_timeout`` wall seconds without a command, velocity commands become 0 and effort commands a
+        position hold (once; the next command re-arms it)."""
+        idle = time.monotonic() - self._last_command
+        if idle < self._command_timeout:
+            return
+        self._watchdog_tripped = True
+        stopped = self.engine.stop_motion_commands()
+        if stopped:
+            self._event(f"no command for {idle:.2f} s (command_timeout {self._command_timeout:g} s): joints "
+                        f"{', '.join(short(n) for n in stopped[:12])}{' ...' if len(stopped) > 12 else ''} held "
+                        "(velocity commands set to 0, effort commands replaced by a position hold); the next "
+                        "command takes over", warning=True)
+
+    def _step_slice(self) -> None:
+        """Work on the step request for at most STEP_SLICE_SECONDS, so jobs (a reset, a pause) get in between."""
+        req = self._step_request
+        end = time.monotonic() + STEP_SLICE_SECONDS
+        while req.left > 0 and not self._stop.is_set():
+            req.left -= self._tick(max_steps=req.left)
+            if self._step_request is not req or time.monotonic() >= end:
+                return  # interrupted (a divergence) or the slice is used up
+        if req.left <= 0:
+            self._publish_unpublished()
+            self._step_request = None
+            req.finish(True, f"stepped {req.steps} steps")
+
+    def _interrupt_step(self, reason: str) -> None:
+        req = self._step_request
+        if req is not None:
+            self._step_request = None
+            req.finish(False, f"interrupted by {reason} after {req.done_steps} of {req.steps} steps")
+
+    def _event(self, text: str, warning: bool = False) -> None:
+        """Something a client must not miss: logged and published on ~/events (latched, last 10)."""
+        if warning:  # (rclpy refuses two severities from one call site)
+            self._log.warning(text)
+        else:
+            self._log.error(text)
+        self._events_pub.publish(String(data=text))
+
+    def _mujoco_warning(self, text: str) -> None:
+        """MuJoCo's warnings (it reports each kind once until the next reset) go to the node's log."""
+        self._log.warning(f"MuJoCo: {text.strip()}")
 
     def _sim_seconds(self) -> float:
         return self._snapshot[1] * 1e-9
@@ -397,6 +499,7 @@ class SimulatorNode(Node):
 
     def _apply_commands(self) -> None:
         engine = self.engine
+        self._watchdog_tripped = False  # a command arrived: the watchdog watches again
         while self._commands:
             cmd = self._commands.popleft()
             try:
@@ -417,9 +520,10 @@ class SimulatorNode(Node):
         try:
             engine.step(n)
         except PhysicsDivergedError as exc:
-            self._log.error(str(exc))
             self._commands.clear()
             self._after_jump()
+            self._interrupt_step("a divergence")
+            self._event(f"diverged at t={exc.time:.3f} s: reset to the initial state ({exc})")
             return n
         count += n
         ns = count * self._dt_ns
@@ -529,6 +633,7 @@ class SimulatorNode(Node):
             self._drops.report(f"{exc} (message on '{self.params['joint_commands_topic']}' ignored)")
             return
         if cmd.groups():
+            self._last_command = time.monotonic()
             self._commands.append(cmd)
 
     # ------------------------------------------------------------------ services
@@ -538,7 +643,10 @@ class SimulatorNode(Node):
         self.create_service(ResetSimulation, "~/reset", self._srv_reset)
         self.create_service(Trigger, "~/pause", self._srv_pause)
         self.create_service(Trigger, "~/resume", self._srv_resume)
-        self.create_service(StepSimulation, "~/step", self._srv_step)
+        # Its own callback group: while a step request waits for the simulation thread, the executor answers the
+        # other services (whose reset/pause/resume interrupt it).
+        self.create_service(StepSimulation, "~/step", self._srv_step,
+                            callback_group=MutuallyExclusiveCallbackGroup())
         self.create_service(SetJointState, "~/set_joint_state", self._srv_set_joint_state)
         self.create_service(ApplyWrench, "~/apply_wrench", self._srv_apply_wrench)
 
@@ -565,6 +673,7 @@ class SimulatorNode(Node):
                 raise ValueError(f"reset: {len(positions)} positions for {len(names)} joint_names")
             self.engine.reset(dict(zip(names, positions, strict=True)) or None)
             self._commands.clear()
+            self._interrupt_step("reset")
             self._after_jump()
             return f"reset to t=0{' with ' + ', '.join(names) + ' set' if names else ''}"
 
@@ -572,6 +681,7 @@ class SimulatorNode(Node):
 
     def _srv_pause(self, request: Any, response: Any) -> Any:
         def pause() -> str:
+            self._interrupt_step("pause")
             was = self._paused
             self._paused = True
             self._meter.clear()
@@ -581,6 +691,7 @@ class SimulatorNode(Node):
 
     def _srv_resume(self, request: Any, response: Any) -> Any:
         def resume() -> str:
+            self._interrupt_step("resume")
             was = self._paused
             self._paused = False
             self._pacer.rebase(self._sim_seconds())
@@ -589,19 +700,35 @@ class SimulatorNode(Node):
 
         return self._answer(response, resume, "resume")
 
-    def _srv_step(self, request: Any, response: Any) -> Any:
+    async def _srv_step(self, request: Any, response: Any) -> Any:
+        """A coroutine: it hands the request to the simulation thread and yields the executor until the steps
+        are done, so a long request neither blocks other services nor is uninterruptible."""
         steps = int(request.steps)
+        done: Future = Future(executor=self.executor)
+        done.add_done_callback(lambda _f: None)  # completing it from the simulation thread wakes the executor
 
-        def step() -> str:
+        def begin() -> str:
             if not self._paused:
                 raise RuntimeError("step is only allowed while paused (call ~/pause first)")
-            left = steps
-            while left > 0 and not self._stop.is_set():
-                left -= self._tick(max_steps=left)
-            self._publish_unpublished()
-            return f"stepped {steps - left} steps"
+            limit = self.params["max_step_request"]
+            if steps > limit:
+                raise ValueError(f"step: {steps} steps requested, at most {limit} per request (parameter "
+                                 "max_step_request)")
+            if self._step_request is not None:
+                raise RuntimeError("step: another step request is running")
+            req = _StepRequest(steps, done)
+            if steps == 0:
+                self._publish_unpublished()
+                req.finish(True, "stepped 0 steps")
+            else:
+                self._step_request = req
+            return ""
 
-        self._answer(response, step, "step")
+        self._answer(response, begin, "step")
+        if response.success:
+            response.success, response.message = await done
+            if not response.success:
+                self._log.warning(f"step: {response.message}")
         count, ns = self._snapshot
         response.step_count = int(count)
         response.sim_time = _time_msg(ns)
@@ -646,6 +773,11 @@ class SimulatorNode(Node):
         self._wake.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5.0)
+        req, self._step_request = self._step_request, None
+        if req is not None:
+            req.finish(False, f"the simulator is shutting down ({req.done_steps} of {req.steps} steps done)")
+        if self.engine is not None:
+            route_mujoco_warnings(None)
 
 
 def _tf_message_type() -> Any:

@@ -24,7 +24,9 @@ floating robot as a whole still falls. ``losses(v)`` is the joint's own URDF
 damping and friction at the commanded velocity, so a velocity servo tracks exactly in steady state.
 
 Limits: the total joint effort (servo + compensation) is clamped to the URDF ``<limit effort>`` by the
-joint's actuator-force range (a joint without an effort limit is unclamped, with a warning). Velocity
+joint's actuator-force range (a joint without an effort limit is unclamped, with a warning), and so is every
+effort command and feed-forward before it reaches MuJoCo's controls (which MuJoCo zeroes, all of them, when one is
+huge). Velocity
 references are clamped to ``<limit velocity>``; a position servo's reference moves towards its target along a
 time-optimal profile within the velocity limit and an acceleration limit (a share of what the effort limit
 can give), so a step command neither exceeds the velocity limit nor saturates the motor, and because the
@@ -402,6 +404,9 @@ class Actuation:
         positions given: position servo (velocities, efforts, if given, are feed-forwards);
         else velocities: velocity servo (efforts, if given, feed-forward); else efforts: pure effort.
         """
+        if efforts is not None:  # an effort command or feed-forward never asks for more than the motor has
+            elim = self.effort_limit[idx]
+            efforts = np.minimum(np.maximum(efforts, -elim), elim)
         if positions is not None:
             new = POSITION
         elif velocities is not None:
@@ -453,6 +458,19 @@ class Actuation:
             self._ctrl[idx] = efforts
             self._moving[idx] = False
             self._feedforward = True
+
+    def stop_motion(self) -> np.ndarray:
+        """Velocity-mode joints to zero velocity (and no effort feed-forward), effort-mode joints with a non-zero
+        effort to a position hold where they are (bumpless); returns the indices changed. What a drive does
+        when its command stream stops."""
+        vel = np.flatnonzero((self.mode == VELOCITY) & ((self.velocity_cmd != 0.0) | (self.effort_cmd != 0.0)))
+        eff = np.flatnonzero((self.mode == EFFORT) & (self.effort_cmd != 0.0))
+        if vel.size:
+            self.command(vel, None, np.zeros(vel.size), None)
+        if eff.size:
+            q = self.data.qpos[self.qpos_adr[eff]]
+            self.command(eff, np.clip(q, self.lower[eff], self.upper[eff]), None, None)
+        return np.concatenate([vel, eff]).astype(int)
 
     def _switch_mode(self, ch: np.ndarray, new: int) -> None:
         if new == POSITION:  # bumpless: the reference starts where and how fast the joint is

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_core.model.robot_model import RobotModel
+from robot_core.text import short
 
 FIELDS = ("position", "velocity", "effort")
 
@@ -79,7 +80,7 @@ EMPTY_GROUP = CommandGroup(())
 
 
 def _short_list(names: Sequence[str], limit: int = 12) -> str:
-    shown = ", ".join(names[:limit])
+    shown = ", ".join(short(n) for n in names[:limit])
     return f"[{shown}{', ...' if len(names) > limit else ''}]"
 
 
@@ -121,9 +122,10 @@ class JointCommandProtocol:
         seen: set[str] = set()
         for name in names:
             if name not in self._actuated and name not in self._mimic:
-                raise CommandRejectedError(f"unknown joint '{name}' (commandable joints: {_short_list(self.actuated)})")
+                raise CommandRejectedError(f"unknown joint '{short(name)}' "
+                                           f"(commandable joints: {_short_list(self.actuated)})")
             if name in seen:
-                raise CommandRejectedError(f"joint '{name}' is named twice")
+                raise CommandRejectedError(f"joint '{short(name)}' is named twice")
             seen.add(name)
 
     def _layout(self, field: str, size: int, names: Sequence[str]) -> np.ndarray | None:

@@ -51,6 +51,7 @@ from robot_core.physics.actuation import (
 )
 from robot_core.physics.builder import BuiltModel, index_model, prepare_spec
 from robot_core.physics.gil_step import GilHoldingStep
+from robot_core.text import short
 
 INTEGRATORS = {
     "euler": mujoco.mjtIntegrator.mjINT_EULER,
@@ -60,6 +61,23 @@ INTEGRATORS = {
 }
 MIMIC_TOLERANCE = 1e-6
 RANGE_TOLERANCE = 1e-9
+# A command beyond ABSURD_FACTOR x the joint's limit (ABSURD_UNLIMITED without one) is a bug or an attack, not a
+# request to saturate: refused. Within it, commands are clamped to the limit. Both keep MuJoCo's controls below
+# its own sanity bound (1e10), past which it zeroes *every* actuator and writes MUJOCO_LOG.TXT.
+ABSURD_FACTOR = 1e6
+ABSURD_UNLIMITED = 1e9
+# External wrenches: at most this many times the robot's weight (N, and N m for torques), at least MIN_WRENCH.
+WRENCH_WEIGHT_FACTOR = 1000.0
+MIN_WRENCH = 1000.0
+
+
+def route_mujoco_warnings(log: Callable[[str], None] | None) -> None:
+    """Send MuJoCo's warnings to ``log`` (None: MuJoCo's default again).
+
+    The hook is process-wide; MuJoCo's default prints the warning and appends it to MUJOCO_LOG.TXT in the
+    working directory, which a node must not litter. (MuJoCo's errors reach Python as exceptions already.)
+    """
+    mujoco.set_mju_user_warning(log)
 
 
 class CommandError(ValueError):
@@ -67,7 +85,15 @@ class CommandError(ValueError):
 
 
 class PhysicsDivergedError(RuntimeError):
-    """MuJoCo found a non-finite state; the engine was reset to its initial state."""
+    """MuJoCo found a non-finite state; the engine was reset to its initial state.
+
+    ``time`` is the simulated time (s) at the start of the steps that diverged, ``dof`` the degree of freedom
+    MuJoCo named."""
+
+    def __init__(self, message: str, time: float = math.nan, dof: int = -1):
+        super().__init__(message)
+        self.time = time
+        self.dof = dof
 
 
 @dataclass(frozen=True)
@@ -134,6 +160,11 @@ class PhysicsEngine:
             (default: the world origin).
         hold_gil: step without releasing Python's interpreter lock while that is safe (see
             robot_core.physics.gil_step): for a real-time loop thread that other threads must not preempt.
+        max_wrench_force, max_wrench_torque: largest external force (N) / torque (N m) :meth:`apply_wrench`
+            accepts (default: WRENCH_WEIGHT_FACTOR x the robot's weight, at least MIN_WRENCH).
+
+    Commands are clamped to the joint's limits (position range, velocity and effort limits); a command more
+    than ABSURD_FACTOR x beyond a limit (ABSURD_UNLIMITED where there is none) raises CommandError.
     """
 
     def __init__(
@@ -155,6 +186,8 @@ class PhysicsEngine:
         limit_timeconst: float = 0.004,
         initial_base_pose: Sequence[float] | None = None,
         hold_gil: bool = False,
+        max_wrench_force: float | None = None,
+        max_wrench_torque: float | None = None,
     ):
         if not (math.isfinite(timestep) and timestep > 0):
             raise ValueError(f"timestep must be a positive number of seconds, got {timestep!r}")
@@ -229,6 +262,11 @@ class PhysicsEngine:
         self._pair_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._wrenches: dict[str, _Wrench] = {}
         self._wrench_bodies = np.zeros(0, dtype=int)
+        self._command_bounds = self._absurd_bounds()
+        weight = float(model.body_mass[np.unique(self._link_body)].sum() * np.linalg.norm(model.opt.gravity))
+        default_wrench = max(MIN_WRENCH, WRENCH_WEIGHT_FACTOR * weight)
+        self.max_wrench_force = default_wrench if max_wrench_force is None else float(max_wrench_force)
+        self.max_wrench_torque = default_wrench if max_wrench_torque is None else float(max_wrench_torque)
         self._step_count = 0
         self._bad_qacc = 0
         self.reset()
@@ -312,11 +350,12 @@ class PhysicsEngine:
             k += 1
         self._step_count += n
         if self._bad_qacc_stat.number != self._bad_qacc:
+            dof = int(self._bad_qacc_stat.lastinfo)
             self.reset()
             raise PhysicsDivergedError(
                 f"simulation of '{self.robot.name}' diverged (non-finite or huge acceleration at dof "
-                f"{self._bad_qacc_stat.lastinfo}) during the {n} step(s) from t={t_start:.6f} s; the engine was "
-                "reset to its initial state")
+                f"{dof}) during the {n} step(s) from t={t_start:.6f} s; the engine was "
+                "reset to its initial state", time=float(t_start), dof=dof)
 
     # ------------------------------------------------------------------ commands
     def set_command(
@@ -379,7 +418,13 @@ class PhysicsEngine:
                 bad = np.flatnonzero(~np.isfinite(arr))
                 if bad.size:  # (else finite values whose sum overflowed)
                     j = int(bad[0])
-                    raise CommandError(f"{label} command {arr[j]} for joint '{names[j]}' is not finite")
+                    raise CommandError(f"{label} command {arr[j]} for joint '{short(names[j])}' is not finite")
+            bound = self._command_bounds[label][idx]
+            over = np.abs(arr) > bound
+            if over.any():
+                j = int(np.flatnonzero(over)[0])
+                raise CommandError(f"{label} command {arr[j]:.6g} for joint '{short(names[j])}' is absurd: beyond "
+                                   f"{bound[j]:.6g} ({self._bound_rule(label)}); command ignored")
             arrays.append(arr)
         if n:
             self.actuation.command(idx, *arrays)
@@ -393,7 +438,7 @@ class PhysicsEngine:
             if i is None:
                 raise CommandError(self._not_actuated(name))
             if name in seen:
-                raise CommandError(f"joint '{name}' is commanded twice in one command")
+                raise CommandError(f"joint '{short(name)}' is commanded twice in one command")
             seen.add(name)
             idx[k] = i
         if len(self._index_cache) > 256:
@@ -403,6 +448,29 @@ class PhysicsEngine:
         self._index_cache[names] = key
         return key
 
+
+    def _absurd_bounds(self) -> dict[str, np.ndarray]:
+        """Per actuated joint and command field: the magnitude beyond which a command is refused."""
+        lim = self.limits
+
+        def bound(limit: np.ndarray) -> np.ndarray:
+            ok = np.isfinite(limit) & (limit > 0)
+            return np.where(ok, ABSURD_FACTOR * np.where(ok, limit, 1.0), ABSURD_UNLIMITED)
+
+        reach = np.array([max(abs(x.lower), abs(x.upper)) for x in lim], dtype=float)
+        return {"position": bound(reach), "velocity": bound(np.array([x.velocity for x in lim], dtype=float)),
+                "effort": bound(np.array([x.effort for x in lim], dtype=float))}
+
+    @staticmethod
+    def _bound_rule(label: str) -> str:
+        limit = "position range" if label == "position" else f"{label} limit"
+        return f"{ABSURD_FACTOR:g} x the joint's {limit}, or {ABSURD_UNLIMITED:g} without one"
+
+    def stop_motion_commands(self) -> list[str]:
+        """Command watchdog: velocity-commanded joints to zero velocity, effort-commanded ones to hold their
+        current position; returns the joints that changed (none when nothing was moving them). Position-commanded
+        joints already hold. The next command takes over as usual."""
+        return [self.actuated_joint_names[i] for i in self.actuation.stop_motion()]
 
     def command_modes(self) -> dict[str, str]:
         """Actuated joint -> "position" | "velocity" | "effort" (what it currently obeys)."""
@@ -422,7 +490,7 @@ class PhysicsEngine:
             raise CommandError(self._not_actuated(name))
         for label, v in (("kp", kp), ("kd", kd), ("kv", kv)):
             if v is not None and not (math.isfinite(v) and v >= 0):
-                raise CommandError(f"gain {label}={v} of joint '{name}' must be finite and >= 0")
+                raise CommandError(f"gain {label}={v} of joint '{short(name)}' must be finite and >= 0")
         self.actuation.set_gains(i, kp, kd, kv)
 
     # ------------------------------------------------------------------ state
@@ -509,13 +577,24 @@ class PhysicsEngine:
         about that point, for ``duration`` s of simulated time (None or 0: until replaced or cleared). A new
         wrench on the same link replaces the old one."""
         if link not in self.built.links:
-            raise CommandError(f"robot '{self.robot.name}' has no link '{link}'")
+            raise CommandError(f"robot '{self.robot.name}' has no link '{short(link)}'")
         vecs = []
         for label, v in (("force", force), ("torque", torque), ("point", point)):
             arr = np.asarray(v, dtype=float).reshape(-1)
             if arr.size != 3 or not np.all(np.isfinite(arr)):
                 raise CommandError(f"apply_wrench on '{link}': {label} must be 3 finite numbers, got {v!r}")
             vecs.append(arr)
+        for label, arr, bound, unit in (("force", vecs[0], self.max_wrench_force, "N"),
+                                        ("torque", vecs[1], self.max_wrench_torque, "N m")):
+            size = math.hypot(*arr)  # scaled: no overflow at 1e300
+            if size > bound:
+                raise CommandError(f"apply_wrench on '{link}': |{label}| = {size:.6g} {unit} is beyond the "
+                                   f"simulator's bound {bound:.6g} {unit} ({WRENCH_WEIGHT_FACTOR:g} x the robot's "
+                                   "weight); refused")
+        point_reach = float(np.max(np.abs(vecs[2])))
+        if point_reach > ABSURD_UNLIMITED:
+            raise CommandError(f"apply_wrench on '{link}': reference point {point_reach:.6g} m from the link "
+                               "is absurd; refused")
         if duration is not None and not (math.isfinite(duration) and duration >= 0):
             raise CommandError(f"apply_wrench on '{link}': duration must be >= 0 seconds, got {duration!r}")
         frame = self.built.links[link]
@@ -670,7 +749,7 @@ class PhysicsEngine:
             return f"joint '{name}' is planar: command its coordinates '{name}:u', '{name}:v', '{name}:rot'"
         if j is not None:
             return f"joint '{name}' is a {j.type} joint and cannot be commanded"
-        return f"robot '{self.robot.name}' has no joint '{name}' (actuated joints: {self.actuated_joint_names})"
+        return f"robot '{self.robot.name}' has no joint '{short(name)}' (actuated joints: {self.actuated_joint_names})"
 
     def _mimic_table(self) -> list[tuple[int, int, float, float]]:
         out = []
@@ -746,7 +825,7 @@ class PhysicsEngine:
         for name, v in values.items():
             i = self._joint_index.get(name)
             if i is None:
-                raise CommandError(f"{what}: robot '{self.robot.name}' has no joint coordinate '{name}' "
+                raise CommandError(f"{what}: robot '{self.robot.name}' has no joint coordinate '{short(name)}' "
                                    f"(scalar joints and planar joints' <joint>:u|v|rot)")
             try:
                 f = float(v)
@@ -754,6 +833,9 @@ class PhysicsEngine:
                 raise CommandError(f"{what}: value {v!r} for joint '{name}' is not a number") from None
             if not math.isfinite(f):
                 raise CommandError(f"{what}: value {f} for joint '{name}' is not finite")
+            if abs(f) > ABSURD_UNLIMITED:
+                raise CommandError(f"{what}: value {f:.6g} for joint '{name}' is absurd (beyond "
+                                   f"{ABSURD_UNLIMITED:g}); refused")
             if check_mimic:
                 j = self._coordinates[name]
                 lim = j.limit
