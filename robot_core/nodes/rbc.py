@@ -68,7 +68,6 @@ import array
 import contextlib
 import json
 import math
-import signal
 import sys
 import threading
 import time
@@ -85,7 +84,6 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, Si
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.signals import SignalHandlerOptions
 from rclpy.validate_node_name import validate_node_name
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -658,15 +656,18 @@ def _tf_message_type() -> Any:
 
 
 def main(args: list[str] | None = None) -> int:
-    """Run the coupler until SIGINT/SIGTERM; exit code 2 when the coupling cannot be built."""
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    stop = threading.Event()
+    """Run the coupler until SIGINT/SIGTERM (exit code 0, however many signals); exit code 2 when the coupling
+    cannot be built."""
+    from robot_core.nodes.node_main import finish
 
-    def on_signal(_sig: int, _frame: Any) -> None:
-        stop.set()
+    return finish(_run(args))
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+
+def _run(args: list[str] | None) -> int:
+    from robot_core.nodes.node_main import SHUTDOWN, init_rclpy
+
+    init_rclpy(args)
+    stop = threading.Event()  # the spinning threads' own stop: goal results still go out after a signal
     code = 0
     node: RbcNode | None = None
     thread: threading.Thread | None = None
@@ -688,12 +689,13 @@ def main(args: list[str] | None = None) -> int:
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         with contextlib.suppress(ExternalShutdownException):
-            while not stop.is_set() and rclpy.ok():
+            while not SHUTDOWN.requested and rclpy.ok():
                 executor.spin_once(timeout_sec=0.1)
                 if node.failed:
                     node.get_logger().fatal(node.failed)
                     code = EXIT_CONFIG_ERROR
                     break
+        SHUTDOWN.request()  # from here on, further signals change nothing
         node.safe_stop()
         node.drain_goals(executor)
         stop.set()
@@ -705,8 +707,7 @@ def main(args: list[str] | None = None) -> int:
             node.destroy_instances()
             node.instance_executor.shutdown(timeout_sec=1.0)
             node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+        rclpy.try_shutdown()
     return code
 
 

@@ -73,12 +73,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
@@ -707,29 +705,11 @@ def _urdf_text(robot: RobotModel) -> str:
 
 def main(args: list[str] | None = None) -> int:
     """Console script entry point; exit code 0 on SIGINT/SIGTERM, 1 when the robot cannot be simulated."""
-    rclpy.init(args=args)
-    node: SimulatorNode | None = None
-    code = 0
-    try:
-        executor = SingleThreadedExecutor()
-        node = SimulatorNode()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (RobotModelError, CommandError, ValueError, OSError) as exc:
-        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start the simulator: {exc}")
-        code = 1
-    except Exception:
-        if rclpy.ok():
-            raise
-        # a signal shut the context down while we were still starting: a normal, quiet exit
-    finally:
-        if node is not None:
-            node.shutdown()
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return code
+    from robot_core.nodes.node_main import finish, run_node
+
+    code = run_node(NODE_NAME, SimulatorNode, args=args, stop=lambda node: node.shutdown(),
+                    startup_errors=(RobotModelError, CommandError, ValueError, OSError))
+    return finish(code)
 
 
 if __name__ == "__main__":
