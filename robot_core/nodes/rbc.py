@@ -95,6 +95,8 @@ from robot_core.nodes.rbc_messages import SelectionError, apply_wrench_request, 
 from robot_core.rbc.coupler import Coupler
 from robot_core.rbc.errors import RbcConfigError, RbcError
 from robot_core.rbc.instance import ACTIVE
+from robot_core.rbc.naming import graph_clash
+from robot_core.text import clip
 
 NODE_NAME = "rbc"
 EXIT_CONFIG_ERROR = 2
@@ -551,7 +553,7 @@ class RbcNode(Node):
         response.success, response.message = res.success, res.message
         response.names, response.types = list(res.names), list(res.types)
         if not res.success:
-            self._log.warning(f"l2_ctrl {cmd} '{data}' '{name}' refused: {res.message}")
+            self._log.warning(f"l2_ctrl {clip(cmd)} '{clip(data)}' '{clip(name)}' refused: {res.message}")
         return response
 
     def _create_instance(self, type_name: str, name: str) -> Any:
@@ -561,7 +563,13 @@ class RbcNode(Node):
         try:
             validate_node_name(name)
         except Exception as exc:
-            return L2Result(False, f"instance name '{name}' is not a valid ROS node name: {exc}")
+            return L2Result(False, f"instance name '{clip(name)}' is not a valid ROS node name: "
+                                   f"{clip(str(exc).splitlines()[0], 200)}")
+        if name not in self.coupler.instances():  # an existing instance: the coupler says so below
+            retiring = {old.get_name() for old, _, _ in self._retiring}
+            clash = graph_clash(name, self.get_namespace(), self.get_node_names_and_namespaces(), retiring)
+            if clash:
+                return L2Result(False, clash)
         for i, (old, _, _) in enumerate(list(self._retiring)):
             if old.get_name() == name:  # re-created right after destroy_re: finish the old node now
                 self._retiring.pop(i)
