@@ -564,13 +564,16 @@ class ControllerManagerNode(Node):
         """Create the controller's node and core object; raises ControlError with upstream's wording."""
         import rclpy
 
+        from robot_core.text import clip
+        from robot_core.yaml_guard import YamlLimitError, check_yaml_file
+
         core = self.core
         assert core is not None
         if name in core.controller_names():
             raise ControlError(f"A controller named '{name}' was already loaded inside the controller manager")
         type_name = parameter_value(self, f"{name}.type")
         if not type_name:
-            raise ControlError(f"The 'type' param was not defined for '{name}'.")
+            raise ControlError(f"The 'type' param was not defined for '{clip(name)}'.")
         if not core.registry.has(str(type_name)):
             raise ControlError(f"Loader for controller '{name}' (type '{type_name}') not found. Available types: "
                                f"{core.registry.types()}")
@@ -581,6 +584,10 @@ class ControllerManagerNode(Node):
         # own params_file(s) and node_options_args, use_sim_time as the manager's; plus the inherited parameters.
         cli_args = ["--ros-args", *self._controller_args]
         for f in params_files:
+            try:  # rcl's parser would expand an alias bomb without limit
+                check_yaml_file(str(f))
+            except (YamlLimitError, OSError) as exc:
+                raise ControlError(f"controller '{clip(name)}': params_file refused: {exc}") from None
             cli_args += ["--params-file", str(f)]
         if self.get_parameter("use_sim_time").value:
             cli_args += ["-p", "use_sim_time:=true"]
@@ -617,8 +624,10 @@ class ControllerManagerNode(Node):
         assert core is not None
         controller = core.controller(name) if name in core.controller_names() else None
         if controller is None:
-            raise ControlError(f"Could not configure controller with name '{name}' because no controller with this "
-                               f"name exists")
+            from robot_core.text import clip
+
+            raise ControlError(f"Could not configure controller with name '{clip(name)}' because no controller "
+                               f"with this name exists")
         adapter = self.adapters[name]
         if controller.state == State.INACTIVE:
             core.cleanup_controller(name)  # re-configure from inactive: cleanup first, as ros2_control does

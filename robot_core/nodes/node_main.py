@@ -91,13 +91,52 @@ def guard_start_up() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, SHUTDOWN_SIGNALS)
 
 
+class NodeStartError(Exception):
+    """The node cannot start (a parameter file rcl would choke on, rcl refusing the arguments): say why, exit 1."""
+
+
+def params_files(args: Sequence[str]) -> list[str]:
+    """The ``--params-file`` arguments (both spellings) of a command line."""
+    out = []
+    tokens = list(args)
+    for k, tok in enumerate(tokens):
+        if tok == "--params-file" and k + 1 < len(tokens):
+            out.append(tokens[k + 1])
+        elif tok.startswith("--params-file="):
+            out.append(tok.split("=", 1)[1])
+    return out
+
+
 def init_rclpy(args: Sequence[str] | None = None) -> None:
-    """rclpy.init without rclpy's signal handlers (they raise KeyboardInterrupt anywhere); ours instead."""
+    """rclpy.init without rclpy's signal handlers (they raise KeyboardInterrupt anywhere); ours instead.
+
+    Parameter files are checked first (size, alias expansion: robot_core.yaml_guard): rcl's parser expands an
+    alias bomb without limit. NodeStartError names the file, or carries rcl's own complaint."""
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
+    from robot_core.text import clip
+    from robot_core.yaml_guard import YamlLimitError, check_yaml_file
+
     SHUTDOWN.install()
-    rclpy.init(args=None if args is None else list(args), signal_handler_options=SignalHandlerOptions.NO)
+    argv = list(sys.argv if args is None else args)
+    for path in params_files(argv):
+        try:
+            check_yaml_file(path)
+        except YamlLimitError as exc:
+            raise NodeStartError(f"parameter file refused: {exc}") from None
+        except OSError as exc:
+            raise NodeStartError(f"parameter file '{clip(path, 200)}' cannot be read: {exc.strerror}") from None
+    try:
+        rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
+    except Exception as exc:  # rclpy's RCLError: a malformed parameter file or argument
+        raise NodeStartError(f"ROS could not read the command line: {clip(str(exc).strip(), 600)}") from None
+
+
+def report_startup_failure(name: str, exc: NodeStartError) -> int:
+    """One line on stderr (rcl logging may not be up yet); exit code 1."""
+    print(f"[FATAL] [{name}]: cannot start: {exc}", file=sys.stderr, flush=True)
+    return 1
 
 
 def spin_until_shutdown(node: Any, executor: Any) -> None:
@@ -134,7 +173,10 @@ def run_node(name: str, build: Callable[[], Any], *, args: Sequence[str] | None 
     from rclpy.executors import SingleThreadedExecutor
 
     log = rclpy.logging.get_logger(name)
-    init_rclpy(args)
+    try:
+        init_rclpy(args)
+    except NodeStartError as exc:
+        return report_startup_failure(name, exc)
     node = None
     code = 0
     executor = None

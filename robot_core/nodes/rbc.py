@@ -672,9 +672,12 @@ def main(args: list[str] | None = None) -> int:
 
 
 def _run(args: list[str] | None) -> int:
-    from robot_core.nodes.node_main import SHUTDOWN, init_rclpy
+    from robot_core.nodes.node_main import SHUTDOWN, NodeStartError, init_rclpy, report_startup_failure
 
-    init_rclpy(args)
+    try:
+        init_rclpy(args)
+    except NodeStartError as exc:
+        return report_startup_failure(NODE_NAME, exc)
     stop = threading.Event()  # the spinning threads' own stop: goal results still go out after a signal
     code = 0
     node: RbcNode | None = None

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from robot_core.nodes.node_main import SHUTDOWN, finish
+from robot_core.yaml_guard import YamlLimitError, safe_load_checked
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -90,7 +91,9 @@ def controller_in_param_file(path: str, controller: str, manager_ns: str = "/") 
     if not file.is_file():
         raise SpawnerError(f"parameter file '{path}' does not exist")
     try:
-        data = yaml.safe_load(file.read_text()) or {}
+        data = safe_load_checked(file.read_text(), f"parameter file '{path}'") or {}
+    except YamlLimitError as exc:
+        raise SpawnerError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise SpawnerError(f"parameter file '{path}' is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
@@ -279,11 +282,14 @@ def _run(argv: Sequence[str] | None, unspawner: bool) -> int:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.utilities import remove_ros_args
 
-    from robot_core.nodes.node_main import init_rclpy
+    from robot_core.nodes.node_main import NodeStartError, init_rclpy, report_startup_failure
 
     argv = list(sys.argv if argv is None else argv)
     args = build_parser(unspawner).parse_args(remove_ros_args(argv)[1:])
-    init_rclpy(argv)
+    try:
+        init_rclpy(argv)
+    except NodeStartError as exc:
+        return report_startup_failure("unspawner" if unspawner else "spawner", exc)
     node = rclpy.create_node(("unspawner_" if unspawner else "spawner_") + args.controller_names[0])
     namespace = args.namespace if not unspawner and args.namespace else node.get_namespace()
     manager = resolve_manager_name(args.controller_manager, namespace)
