@@ -194,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:
             status = EXIT_BAD_INPUT
             print(f"error: {exc}", file=sys.stderr)
+        except KeyboardInterrupt:  # Ctrl-C during describe/convert: the usual shell status, no traceback
+            print("interrupted", file=sys.stderr)
+            return 130
     for w in caught:
         if issubclass(w.category, RobotModelWarning):
             print(f"warning: {w.message}", file=sys.stderr)

@@ -18,6 +18,7 @@ from cm_helpers import CONTROLLERS_YAML
 from rbc_helpers import Client, Goal, arm_urdf, joint_goal
 from ros_harness import REPO, NodeProcess, wait_for
 
+from robot_core.nodes.node_main import ShutdownRequest, params_files
 from robot_core.supervisor import Supervisor
 
 RC_ARM = REPO / "urdf" / "rc_arm.urdf"
@@ -27,6 +28,28 @@ PATTERNS = {"sigint": (SIGINT, None), "sigint_twice": (SIGINT, SIGINT), "sigterm
             "sigint_then_sigterm": (SIGINT, SIGTERM)}
 
 
+# ------------------------------------------------------------------------------------------------ ROS-free
+def test_shutdown_request_takes_the_first_signal_and_ignores_the_rest():
+    request = ShutdownRequest()
+    saved = {sig: signal.getsignal(sig) for sig in (SIGINT, SIGTERM)}
+    try:
+        request.install()
+        os.kill(os.getpid(), SIGTERM)
+        os.kill(os.getpid(), SIGINT)  # no KeyboardInterrupt: the shutdown is already under way
+        os.kill(os.getpid(), SIGINT)
+        assert request.wait(5.0)
+        assert request.signum == SIGTERM and request.describe() == "SIGTERM"
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+def test_params_files_are_found_in_both_spellings():
+    argv = ["cm", "--ros-args", "--params-file", "a.yaml", "-p", "x:=1", "--params-file=b.yaml", "--", "c"]
+    assert params_files(argv) == ["a.yaml", "b.yaml"]
+
+
+# ----------------------------------------------------------------------------------------- node processes
 def _node_args(script: str, tmp_path: Path) -> list[str]:
     if script == "simulator":
         return ["--ros-args", "-p", f"urdf_path:={RC_ARM}"]
