@@ -226,11 +226,15 @@ def run_node(name: str, build: Callable[[], Any], *, args: Sequence[str] | None 
                 executor.shutdown(timeout_sec=2.0)
         if spinner is not None:
             spinner.join(timeout=5.0)
-        if node is not None:
+        # Destroying a node under a thread still inside rcl_wait can crash; a hung spinner is left to os._exit.
+        if spinner is None or not spinner.is_alive():
+            if node is not None:
+                with contextlib.suppress(Exception):
+                    node.destroy_node()
             with contextlib.suppress(Exception):
-                node.destroy_node()
-        with contextlib.suppress(Exception):
-            rclpy.try_shutdown()
+                rclpy.try_shutdown()
+        else:
+            log.warning("the executor did not stop within 5 s; leaving without destroying the node")
     return code
 
 

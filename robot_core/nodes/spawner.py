@@ -328,10 +328,13 @@ def _run(argv: Sequence[str] | None, unspawner: bool) -> int:
     except SpawnerInterruptedError as exc:
         log.info(f"{exc}: stopping")
     finally:
-        executor.shutdown(timeout_sec=1.0)
-        spin.join(timeout=2.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
+        # The spinning thread must be out of rcl_wait before its node and context go away (a segfault otherwise);
+        # should it hang, the process ends without destroying them (finish() leaves with os._exit).
+        executor.shutdown(timeout_sec=5.0)
+        spin.join(timeout=5.0)
+        if not spin.is_alive():
+            node.destroy_node()
+            rclpy.try_shutdown()
     return code
 
 
