@@ -115,6 +115,7 @@ def test_rbc_with_a_reacher_and_a_running_goal_exits_0(ros, processes, tmp_path)
     _assert_clean_exit(proc)
 
 
+@pytest.mark.ros
 @pytest.mark.parametrize("script", ["simulator", "controller_manager", "rbc", "spawner"])
 def test_node_stopped_during_its_start_up_by_the_supervisor_exits_0(tmp_path, script):
     """What ``robot-core bringup`` does to the other nodes when one fails at once (e.g. a bad URDF): the siblings
