@@ -27,6 +27,8 @@ from typing import Any
 
 import yaml
 
+from robot_core.yaml_guard import YamlLimitError, safe_load_checked
+
 PACKAGE = "robot_core"
 MODES = ("topic", "embedded")
 DEFAULT_ROBOT = "urdf/rc_arm.urdf"
@@ -221,7 +223,9 @@ def _param_text(value: Any) -> str:
 
 def _load_yaml(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = safe_load_checked(path.read_text(encoding="utf-8"), str(path))
+    except YamlLimitError as exc:
+        raise BringupConfigError(str(exc)) from None
     except (OSError, yaml.YAMLError) as exc:
         raise BringupConfigError(f"{path}: cannot read: {exc}") from None
     if data is None:

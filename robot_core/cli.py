@@ -90,14 +90,14 @@ def describe(model: RobotModel) -> str:
              "", "tree:"]
     root = model.root_link
 
-    def walk(link: str, depth: int) -> None:
-        for joint in model.child_joints(link):
-            tag = f" mimics {joint.mimic.joint}" if joint.mimic else ""
-            lines.append(f"{'  ' * depth}  +- [{joint.name}: {joint.type}{tag}] {joint.child}")
-            walk(joint.child, depth + 1)
-
     lines.append(f"  {root}")
-    walk(root, 1)
+    # Depth first with an explicit stack, not recursion: a 1000-link chain is deeper than Python's stack.
+    stack = [(joint, 1) for joint in reversed(model.child_joints(root))]
+    while stack:
+        joint, depth = stack.pop()
+        tag = f" mimics {joint.mimic.joint}" if joint.mimic else ""
+        lines.append(f"{'  ' * depth}  +- [{joint.name}: {joint.type}{tag}] {joint.child}")
+        stack.extend((child, depth + 1) for child in reversed(model.child_joints(joint.child)))
     lines += ["", f"degrees of freedom ({len(model.actuated_joint_names())} actuated):"]
     for joint in model.movable_joints():
         mimic = f" (mimic of {joint.mimic.joint} x{joint.mimic.multiplier:g} + {joint.mimic.offset:g})" \
@@ -194,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:
             status = EXIT_BAD_INPUT
             print(f"error: {exc}", file=sys.stderr)
+        except KeyboardInterrupt:  # Ctrl-C during describe/convert: the usual shell status, no traceback
+            print("interrupted", file=sys.stderr)
+            return 130
     for w in caught:
         if issubclass(w.category, RobotModelWarning):
             print(f"warning: {w.message}", file=sys.stderr)

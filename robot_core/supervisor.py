@@ -25,14 +25,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from robot_core.nodes.node_main import NODE_SCRIPTS
+
 MARKER_ENV = "ROBOT_CORE_BRINGUP_ID"
 _PARENT_ENV = "ROBOT_CORE_SUPERVISOR_PID"
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # Runs as `python -c SHIM program args...`: ask the kernel for SIGTERM when the supervisor dies, make sure it
-# did not die already, then become the program (the request survives execve).
+# did not die already, then become the program (the request survives execve). The child starts with SIGINT and
+# SIGTERM blocked (see Supervisor.start): a robot_core node script keeps them blocked across execve and
+# unblocks them once its own handlers are in (robot_core.nodes.node_main.guard_start_up), so a stop during its
+# start-up is held back and then handled, instead of raising KeyboardInterrupt in the middle of an import;
+# any other program gets them unblocked here.
 _SHIM = (
     "import ctypes,os,signal,sys\n"
     "ctypes.CDLL(None,use_errno=True).prctl(1,signal.SIGTERM)\n"
     "os.getppid()==int(os.environ.pop('" + _PARENT_ENV + "'))or os._exit(1)\n"
+    "os.path.basename(sys.argv[1])in" + repr(tuple(sorted(NODE_SCRIPTS))) + "or "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK,(signal.SIGINT,signal.SIGTERM))\n"
     "os.execvp(sys.argv[1],sys.argv[1:])\n"
 )
 
@@ -85,11 +94,19 @@ class Supervisor:
         argv = [str(a) for a in argv]
         env = dict(self.env)
         cmd = list(argv)
+        held = False
         if sys.platform.startswith("linux"):
             env[_PARENT_ENV] = str(os.getpid())
             cmd = [sys.executable, "-c", _SHIM, *argv]
-        popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 env=env, start_new_session=True)
+            # the child inherits this thread's signal mask; ours is restored right after the fork
+            old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+            held = True
+        try:
+            popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        finally:
+            if held:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         log_path = None
         log: IO[str] | None = None
         if self.log_dir is not None:

@@ -19,7 +19,7 @@ from robot_core.physics.engine import (
     PhysicsEngine,
     route_mujoco_warnings,
 )
-from robot_core.text import short
+from robot_core.text import clip
 
 
 @pytest.fixture
@@ -152,8 +152,8 @@ def test_stop_motion_commands_zeroes_velocities_and_holds_effort_joints():
 
 def test_long_names_are_shortened_in_messages():
     name = "j" * 100_000
-    assert len(short(name)) < 100 and "100000 characters" in short(name)
-    assert short("joint1") == "joint1"
+    assert len(clip(name)) < 100 and "100000 chars" in clip(name)
+    assert clip("joint1") == "joint1"
     protocol = JointCommandProtocol(["joint1", "joint2"])
     with pytest.raises(CommandRejectedError) as info:
         protocol.parse([name], [1.0])

@@ -33,6 +33,7 @@ import yaml
 
 from robot_core.control.errors import ControlError
 from robot_core.control.params import nest
+from robot_core.yaml_guard import YamlLimitError, safe_load_checked
 
 CM_NODE = "controller_manager"
 # Keys of a controller entry in the manager's section that are not controller parameters.
@@ -120,7 +121,9 @@ def _load_yaml(path_or_text: str | os.PathLike[str], is_text: bool) -> tuple[dic
         except OSError as exc:
             raise ControlError(f"{source}: cannot read controller configuration: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = safe_load_checked(text, source)
+    except YamlLimitError as exc:
+        raise ControlError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise ControlError(f"{source}: invalid YAML: {exc}") from None
     if data is None:

@@ -57,6 +57,7 @@ from robot_core.control.messages import (
     HardwareInterfaceData,
 )
 from robot_core.control.registry import ControllerRegistry, default_registry
+from robot_core.text import clip
 
 if TYPE_CHECKING:
     from robot_core.control.config import ControllerManagerConfig
@@ -172,7 +173,7 @@ class ControllerManagerCore:
     def controller(self, name: str) -> Controller:
         spec = self._specs.get(name)
         if spec is None:
-            raise ControlError(f"no controller named '{name}' is loaded")
+            raise ControlError(f"no controller named '{clip(name)}' is loaded")
         return spec.controller
 
     def controller_names(self) -> list[str]:
@@ -192,7 +193,7 @@ class ControllerManagerCore:
     def component(self, name: str) -> HardwareComponent:
         comp = self.rm.components.get(name)
         if comp is None:
-            raise ControlError(f"hardware component '{name}' does not exist; known: {list(self.rm.components)}")
+            raise ControlError(f"hardware component '{clip(name)}' does not exist; known: {list(self.rm.components)}")
         return comp
 
     # ------------------------------------------------------------------ load / configure / cleanup / unload
@@ -204,7 +205,7 @@ class ControllerManagerCore:
             declared_type, declared_params = self._declared.get(name, (None, {}))
             type_name = type_name or declared_type
             if not type_name:
-                raise ControlError(f"The 'type' param was not defined for '{name}'.")
+                raise ControlError(f"The 'type' param was not defined for '{clip(name)}'.")
             try:
                 cls = self.registry.get(type_name)
             except ControlError as exc:
@@ -233,8 +234,8 @@ class ControllerManagerCore:
         with self.lock:
             spec = self._specs.get(name)
             if spec is None:
-                raise ControlError(f"Could not configure controller with name '{name}' because no controller with "
-                                   f"this name exists")
+                raise ControlError(f"Could not configure controller with name '{clip(name)}' because no controller "
+                                   f"with this name exists")
             ctrl = spec.controller
             if ctrl.state == State.INACTIVE:
                 # ros2_control re-configures an inactive controller by cleaning it up first.
@@ -257,8 +258,8 @@ class ControllerManagerCore:
         with self.lock:
             spec = self._specs.get(name)
             if spec is None:
-                raise ControlError(f"Could not cleanup controller with name '{name}' because no controller with this "
-                                   f"name exists")
+                raise ControlError(f"Could not cleanup controller with name '{clip(name)}' because no controller "
+                                   f"with this name exists")
             ctrl = spec.controller
             if ctrl.state != State.INACTIVE:
                 raise ControlError(f"Controller '{name}' can not be cleaned-up from '{ctrl.state.label}' state.")
@@ -271,8 +272,8 @@ class ControllerManagerCore:
         with self.lock:
             spec = self._specs.get(name)
             if spec is None:
-                raise ControlError(f"Could not unload controller with name '{name}' because no controller with this "
-                                   f"name exists")
+                raise ControlError(f"Could not unload controller with name '{clip(name)}' because no controller "
+                                   f"with this name exists")
             ctrl = spec.controller
             if ctrl.state == State.ACTIVE:
                 raise ControlError(f"Could not unload controller with name '{name}' because it is still active")
@@ -333,8 +334,8 @@ class ControllerManagerCore:
         for action, names in (("deactivate", deactivate), ("activate", activate)):
             for n in list(names):
                 if n not in self._specs:
-                    r = refuse(f"Could not {action} controller with name '{n}' because no controller with this name "
-                               f"exists")
+                    r = refuse(f"Could not {action} controller with name '{clip(n)}' because no controller "
+                               f"with this name exists")
                     if r:
                         return r
                     names.remove(n)

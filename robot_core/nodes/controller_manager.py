@@ -58,7 +58,6 @@ import contextlib
 import gc
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -565,13 +564,16 @@ class ControllerManagerNode(Node):
         """Create the controller's node and core object; raises ControlError with upstream's wording."""
         import rclpy
 
+        from robot_core.text import clip
+        from robot_core.yaml_guard import YamlLimitError, check_yaml_file
+
         core = self.core
         assert core is not None
         if name in core.controller_names():
             raise ControlError(f"A controller named '{name}' was already loaded inside the controller manager")
         type_name = parameter_value(self, f"{name}.type")
         if not type_name:
-            raise ControlError(f"The 'type' param was not defined for '{name}'.")
+            raise ControlError(f"The 'type' param was not defined for '{clip(name)}'.")
         if not core.registry.has(str(type_name)):
             raise ControlError(f"Loader for controller '{name}' (type '{type_name}') not found. Available types: "
                                f"{core.registry.types()}")
@@ -582,6 +584,10 @@ class ControllerManagerNode(Node):
         # own params_file(s) and node_options_args, use_sim_time as the manager's; plus the inherited parameters.
         cli_args = ["--ros-args", *self._controller_args]
         for f in params_files:
+            try:  # rcl's parser would expand an alias bomb without limit
+                check_yaml_file(str(f))
+            except (YamlLimitError, OSError) as exc:
+                raise ControlError(f"controller '{clip(name)}': params_file refused: {exc}") from None
             cli_args += ["--params-file", str(f)]
         if self.get_parameter("use_sim_time").value:
             cli_args += ["-p", "use_sim_time:=true"]
@@ -618,8 +624,10 @@ class ControllerManagerNode(Node):
         assert core is not None
         controller = core.controller(name) if name in core.controller_names() else None
         if controller is None:
-            raise ControlError(f"Could not configure controller with name '{name}' because no controller with this "
-                               f"name exists")
+            from robot_core.text import clip
+
+            raise ControlError(f"Could not configure controller with name '{clip(name)}' because no controller "
+                               f"with this name exists")
         adapter = self.adapters[name]
         if controller.state == State.INACTIVE:
             core.cleanup_controller(name)  # re-configure from inactive: cleanup first, as ros2_control does
@@ -668,55 +676,27 @@ class ControllerManagerNode(Node):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import rclpy
-    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
-    from rclpy.signals import SignalHandlerOptions
+    """Console script entry point (also ``ros2_control_node``); exit code 0 on SIGINT/SIGTERM, 1 when the manager
+    cannot start."""
+    from rclpy.executors import MultiThreadedExecutor
+
+    from robot_core.nodes.node_main import finish, run_node
 
     # A thread waiting for the GIL gets it after this long at most: keeps the control loop from being starved
     # by Python work on the executor threads (the default, 5 ms, is five 1 kHz periods).
     sys.setswitchinterval(0.0002)
-    rclpy.init(args=list(sys.argv if argv is None else argv), signal_handler_options=SignalHandlerOptions.NO)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    try:
-        node = ControllerManagerNode()
-    except Exception as exc:
-        print(f"controller_manager: error: {exc}", file=sys.stderr, flush=True)
-        rclpy.try_shutdown()
-        return 1
-    executor = MultiThreadedExecutor(num_threads=6)
-    node.attach(executor)
-    # Everything built so far (modules, the robot, the engine) lives as long as the process: keep it out of the
-    # cyclic garbage collector's full passes, which otherwise stall the control loop for milliseconds.
-    gc.collect()
-    gc.freeze()
-    spinner = threading.Thread(target=lambda: _spin(node, executor, ExternalShutdownException), daemon=True)
-    spinner.start()
-    while not stop.wait(0.2):
-        if not spinner.is_alive():
-            break
-    node.get_logger().info("shutting down")
-    node.shutdown()
-    executor.shutdown(timeout_sec=2.0)
-    with contextlib.suppress(Exception):
-        node.destroy_node()
-    rclpy.try_shutdown()
-    return 0
 
+    def freeze() -> None:
+        # Everything built so far (modules, the robot, the engine) lives as long as the process: keep it out of
+        # the cyclic garbage collector's full passes, which otherwise stall the control loop for milliseconds.
+        gc.collect()
+        gc.freeze()
 
-def _spin(node: Any, executor: Any, shutdown_exc: type[BaseException]) -> None:
-    """Spin until shutdown. rclpy can raise InvalidHandle in the waiting thread when a controller's topic is
-    destroyed (cleanup/unload) while a wait set is being built; that entity is gone, so spinning simply resumes."""
-    while node.context.ok():
-        try:
-            executor.spin()
-            return
-        except (shutdown_exc, KeyboardInterrupt):
-            return
-        except Exception as exc:
-            if "destruction was requested" not in str(exc):
-                node.get_logger().error(f"executor: {type(exc).__name__}: {exc}")
+    code = run_node("controller_manager", ControllerManagerNode, args=argv,
+                    make_executor=lambda: MultiThreadedExecutor(num_threads=6),
+                    attach=lambda node, executor: node.attach(executor), stop=lambda node: node.shutdown(),
+                    before_spin=freeze)
+    return finish(code)
 
 
 if __name__ == "__main__":

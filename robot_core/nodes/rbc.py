@@ -68,7 +68,6 @@ import array
 import contextlib
 import json
 import math
-import signal
 import sys
 import threading
 import time
@@ -85,7 +84,6 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, Si
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.signals import SignalHandlerOptions
 from rclpy.validate_node_name import validate_node_name
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -97,6 +95,8 @@ from robot_core.nodes.rbc_messages import SelectionError, apply_wrench_request, 
 from robot_core.rbc.coupler import Coupler
 from robot_core.rbc.errors import RbcConfigError, RbcError
 from robot_core.rbc.instance import ACTIVE
+from robot_core.rbc.naming import graph_clash
+from robot_core.text import clip
 
 NODE_NAME = "rbc"
 EXIT_CONFIG_ERROR = 2
@@ -553,7 +553,7 @@ class RbcNode(Node):
         response.success, response.message = res.success, res.message
         response.names, response.types = list(res.names), list(res.types)
         if not res.success:
-            self._log.warning(f"l2_ctrl {cmd} '{data}' '{name}' refused: {res.message}")
+            self._log.warning(f"l2_ctrl {clip(cmd)} '{clip(data)}' '{clip(name)}' refused: {res.message}")
         return response
 
     def _create_instance(self, type_name: str, name: str) -> Any:
@@ -563,7 +563,13 @@ class RbcNode(Node):
         try:
             validate_node_name(name)
         except Exception as exc:
-            return L2Result(False, f"instance name '{name}' is not a valid ROS node name: {exc}")
+            return L2Result(False, f"instance name '{clip(name)}' is not a valid ROS node name: "
+                                   f"{clip(str(exc).splitlines()[0], 200)}")
+        if name not in self.coupler.instances():  # an existing instance: the coupler says so below
+            retiring = {old.get_name() for old, _, _ in self._retiring}
+            clash = graph_clash(name, self.get_namespace(), self.get_node_names_and_namespaces(), retiring)
+            if clash:
+                return L2Result(False, clash)
         for i, (old, _, _) in enumerate(list(self._retiring)):
             if old.get_name() == name:  # re-created right after destroy_re: finish the old node now
                 self._retiring.pop(i)
@@ -658,15 +664,21 @@ def _tf_message_type() -> Any:
 
 
 def main(args: list[str] | None = None) -> int:
-    """Run the coupler until SIGINT/SIGTERM; exit code 2 when the coupling cannot be built."""
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    stop = threading.Event()
+    """Run the coupler until SIGINT/SIGTERM (exit code 0, however many signals); exit code 2 when the coupling
+    cannot be built."""
+    from robot_core.nodes.node_main import finish
 
-    def on_signal(_sig: int, _frame: Any) -> None:
-        stop.set()
+    return finish(_run(args))
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+
+def _run(args: list[str] | None) -> int:
+    from robot_core.nodes.node_main import SHUTDOWN, NodeStartError, init_rclpy, report_startup_failure
+
+    try:
+        init_rclpy(args)
+    except NodeStartError as exc:
+        return report_startup_failure(NODE_NAME, exc)
+    stop = threading.Event()  # the spinning threads' own stop: goal results still go out after a signal
     code = 0
     node: RbcNode | None = None
     thread: threading.Thread | None = None
@@ -688,12 +700,13 @@ def main(args: list[str] | None = None) -> int:
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         with contextlib.suppress(ExternalShutdownException):
-            while not stop.is_set() and rclpy.ok():
+            while not SHUTDOWN.requested and rclpy.ok():
                 executor.spin_once(timeout_sec=0.1)
                 if node.failed:
                     node.get_logger().fatal(node.failed)
                     code = EXIT_CONFIG_ERROR
                     break
+        SHUTDOWN.request()  # from here on, further signals change nothing
         node.safe_stop()
         node.drain_goals(executor)
         stop.set()
@@ -705,8 +718,7 @@ def main(args: list[str] | None = None) -> int:
             node.destroy_instances()
             node.instance_executor.shutdown(timeout_sec=1.0)
             node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+        rclpy.try_shutdown()
     return code
 
 

@@ -29,6 +29,7 @@ from robot_core.rbc.reachers.joint_reacher import JointGoal
 from robot_core.rbc.reachers.vector_field import PoseGoal
 from robot_core.rbc.rotations import matrix_to_quat_xyzw
 from robot_core.rbc.var_table import VarTable
+from robot_core.text import clip
 
 
 class SelectionError(ValueError):
@@ -59,7 +60,7 @@ def expand_selection(table: VarTable, joints: Sequence[str], vars_: Sequence[str
         for j in joints:
             es = [e for e in table.entries() if e.joint == j]
             if not es:
-                raise SelectionError(f"joint '{j}' has no rbc vars (joints: {', '.join(table.joints())})")
+                raise SelectionError(f"joint '{clip(j)}' has no rbc vars (joints: {', '.join(table.joints())})")
             out.extend((j, e.name) for e in es)
         return out
     if len(vars_) == 1 and len(joints) > 1:

@@ -84,13 +84,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
@@ -106,7 +104,7 @@ from robot_core.physics.command_protocol import CommandRejectedError, DropReport
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
 from robot_core.physics.link_transforms import LinkTransforms
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
-from robot_core.text import short
+from robot_core.text import clip
 
 NODE_NAME = "simulator"
 BUILTIN_PARAMETERS = ("use_sim_time", "start_type_description_service")
@@ -432,7 +430,7 @@ class SimulatorNode(Node):
         stopped = self.engine.stop_motion_commands()
         if stopped:
             self._event(f"no command for {idle:.2f} s (command_timeout {self._command_timeout:g} s): joints "
-                        f"{', '.join(short(n) for n in stopped[:12])}{' ...' if len(stopped) > 12 else ''} held "
+                        f"{', '.join(clip(n) for n in stopped[:12])}{' ...' if len(stopped) > 12 else ''} held "
                         "(velocity commands set to 0, effort commands replaced by a position hold); the next "
                         "command takes over", warning=True)
 
@@ -839,29 +837,11 @@ def _urdf_text(robot: RobotModel) -> str:
 
 def main(args: list[str] | None = None) -> int:
     """Console script entry point; exit code 0 on SIGINT/SIGTERM, 1 when the robot cannot be simulated."""
-    rclpy.init(args=args)
-    node: SimulatorNode | None = None
-    code = 0
-    try:
-        executor = SingleThreadedExecutor()
-        node = SimulatorNode()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (RobotModelError, CommandError, ValueError, OSError) as exc:
-        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start the simulator: {exc}")
-        code = 1
-    except Exception:
-        if rclpy.ok():
-            raise
-        # a signal shut the context down while we were still starting: a normal, quiet exit
-    finally:
-        if node is not None:
-            node.shutdown()
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return code
+    from robot_core.nodes.node_main import finish, run_node
+
+    code = run_node(NODE_NAME, SimulatorNode, args=args, stop=lambda node: node.shutdown(),
+                    startup_errors=(RobotModelError, CommandError, ValueError, OSError))
+    return finish(code)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ Exit code 0 when every requested step succeeded, 1 otherwise, with the reason pr
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 import time
@@ -21,12 +20,19 @@ from typing import Any
 
 import yaml
 
+from robot_core.nodes.node_main import SHUTDOWN, finish
+from robot_core.yaml_guard import YamlLimitError, safe_load_checked
+
 EXIT_OK = 0
 EXIT_FAILURE = 1
 
 
 class SpawnerError(RuntimeError):
     """A step failed; the message is what the user sees."""
+
+
+class SpawnerInterruptedError(Exception):
+    """SIGINT/SIGTERM arrived while waiting: stop quietly (exit 0, as upstream's spawner on Ctrl-C)."""
 
 
 def build_parser(unspawner: bool = False) -> argparse.ArgumentParser:
@@ -85,7 +91,9 @@ def controller_in_param_file(path: str, controller: str, manager_ns: str = "/") 
     if not file.is_file():
         raise SpawnerError(f"parameter file '{path}' does not exist")
     try:
-        data = yaml.safe_load(file.read_text()) or {}
+        data = safe_load_checked(file.read_text(), f"parameter file '{path}'") or {}
+    except YamlLimitError as exc:
+        raise SpawnerError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise SpawnerError(f"parameter file '{path}' is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
@@ -120,6 +128,7 @@ class Spawner:
         self.node = node
         self.manager = manager
         self.service_timeout = service_timeout
+        self.interruptible = True  # False once interrupted: the -u unloading must still be able to finish
         self.clients = {
             "list_controllers": node.create_client(srv.ListControllers, f"{manager}/list_controllers"),
             "load_controller": node.create_client(srv.LoadController, f"{manager}/load_controller"),
@@ -135,6 +144,7 @@ class Spawner:
         last_hint = start
         for name, client in self.clients.items():
             while not client.wait_for_service(timeout_sec=0.2):
+                self._check_interrupted(f"waiting for '{self.manager}/{name}'")
                 now = time.monotonic()
                 if timeout > 0 and now - start > timeout:
                     raise SpawnerError(f"controller manager '{self.manager}' not available: service "
@@ -148,13 +158,22 @@ class Spawner:
         future = client.call_async(request)
         done = threading.Event()
         future.add_done_callback(lambda _f: done.set())
-        if not done.wait(self.service_timeout if self.service_timeout > 0 else None):
-            client.remove_pending_request(future)
-            raise SpawnerError(f"service '{self.manager}/{service}' did not answer within "
-                               f"{self.service_timeout:g} s")
+        deadline = time.monotonic() + self.service_timeout if self.service_timeout > 0 else None
+        while not done.wait(0.05):
+            if self.interruptible and SHUTDOWN.requested:
+                client.remove_pending_request(future)
+                self._check_interrupted(f"waiting for '{self.manager}/{service}'")
+            if deadline is not None and time.monotonic() > deadline:
+                client.remove_pending_request(future)
+                raise SpawnerError(f"service '{self.manager}/{service}' did not answer within "
+                                   f"{self.service_timeout:g} s")
         if future.exception() is not None:
             raise SpawnerError(f"service '{self.manager}/{service}' failed: {future.exception()}")
         return future.result()
+
+    def _check_interrupted(self, doing: str) -> None:
+        if self.interruptible and SHUTDOWN.requested:
+            raise SpawnerInterruptedError(f"interrupted ({SHUTDOWN.describe()}) while {doing}")
 
     def controllers(self) -> dict[str, Any]:
         from controller_manager_msgs.srv import ListControllers
@@ -258,22 +277,19 @@ def _spawn(spawner: Spawner, args: argparse.Namespace, manager_ns: str) -> list[
     return handled
 
 
-def _wait_for_shutdown_signal() -> None:
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    while not stop.wait(0.5):
-        pass
-
-
 def _run(argv: Sequence[str] | None, unspawner: bool) -> int:
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.utilities import remove_ros_args
 
+    from robot_core.nodes.node_main import NodeStartError, init_rclpy, report_startup_failure
+
     argv = list(sys.argv if argv is None else argv)
     args = build_parser(unspawner).parse_args(remove_ros_args(argv)[1:])
-    rclpy.init(args=argv, signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
+    try:
+        init_rclpy(argv)
+    except NodeStartError as exc:
+        return report_startup_failure("unspawner" if unspawner else "spawner", exc)
     node = rclpy.create_node(("unspawner_" if unspawner else "spawner_") + args.controller_names[0])
     namespace = args.namespace if not unspawner and args.namespace else node.get_namespace()
     manager = resolve_manager_name(args.controller_manager, namespace)
@@ -295,7 +311,9 @@ def _run(argv: Sequence[str] | None, unspawner: bool) -> int:
             handled = _spawn(spawner, args, namespace)
             if args.unload_on_kill:
                 log.info("Waiting until interrupted to unload the controllers")
-                _wait_for_shutdown_signal()
+                while not SHUTDOWN.wait(0.5):
+                    pass
+                spawner.interruptible = False
                 log.info("Interrupt captured, deactivating and unloading controllers")
                 active = [n for n, c in spawner.controllers().items() if n in handled and c.state == "active"]
                 if active:
@@ -307,23 +325,25 @@ def _run(argv: Sequence[str] | None, unspawner: bool) -> int:
         log.error(str(exc))
         print(f"{'unspawner' if unspawner else 'spawner'}: error: {exc}", file=sys.stderr, flush=True)
         code = EXIT_FAILURE
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        code = EXIT_FAILURE
+    except SpawnerInterruptedError as exc:
+        log.info(f"{exc}: stopping")
     finally:
-        executor.shutdown(timeout_sec=1.0)
-        spin.join(timeout=2.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
+        # The spinning thread must be out of rcl_wait before its node and context go away (a segfault otherwise);
+        # should it hang, the process ends without destroying them (finish() leaves with os._exit).
+        executor.shutdown(timeout_sec=5.0)
+        spin.join(timeout=5.0)
+        if not spin.is_alive():
+            node.destroy_node()
+            rclpy.try_shutdown()
     return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return _run(argv, unspawner=False)
+    return finish(_run(argv, unspawner=False))
 
 
 def unspawner_main(argv: Sequence[str] | None = None) -> int:
-    return _run(argv, unspawner=True)
+    return finish(_run(argv, unspawner=True))
 
 
 if __name__ == "__main__":

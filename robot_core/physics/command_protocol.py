@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_core.model.robot_model import RobotModel
-from robot_core.text import short
+from robot_core.text import clip
 
 FIELDS = ("position", "velocity", "effort")
 
@@ -80,7 +80,7 @@ EMPTY_GROUP = CommandGroup(())
 
 
 def _short_list(names: Sequence[str], limit: int = 12) -> str:
-    shown = ", ".join(short(n) for n in names[:limit])
+    shown = ", ".join(clip(n) for n in names[:limit])
     return f"[{shown}{', ...' if len(names) > limit else ''}]"
 
 
@@ -122,10 +122,10 @@ class JointCommandProtocol:
         seen: set[str] = set()
         for name in names:
             if name not in self._actuated and name not in self._mimic:
-                raise CommandRejectedError(f"unknown joint '{short(name)}' "
+                raise CommandRejectedError(f"unknown joint '{clip(name)}' "
                                            f"(commandable joints: {_short_list(self.actuated)})")
             if name in seen:
-                raise CommandRejectedError(f"joint '{short(name)}' is named twice")
+                raise CommandRejectedError(f"joint '{clip(name)}' is named twice")
             seen.add(name)
 
     def _layout(self, field: str, size: int, names: Sequence[str]) -> np.ndarray | None:

@@ -51,7 +51,7 @@ from robot_core.physics.actuation import (
 )
 from robot_core.physics.builder import BuiltModel, index_model, prepare_spec
 from robot_core.physics.gil_step import GilHoldingStep
-from robot_core.text import short
+from robot_core.text import clip
 
 INTEGRATORS = {
     "euler": mujoco.mjtIntegrator.mjINT_EULER,
@@ -418,12 +418,12 @@ class PhysicsEngine:
                 bad = np.flatnonzero(~np.isfinite(arr))
                 if bad.size:  # (else finite values whose sum overflowed)
                     j = int(bad[0])
-                    raise CommandError(f"{label} command {arr[j]} for joint '{short(names[j])}' is not finite")
+                    raise CommandError(f"{label} command {arr[j]} for joint '{clip(names[j])}' is not finite")
             bound = self._command_bounds[label][idx]
             over = np.abs(arr) > bound
             if over.any():
                 j = int(np.flatnonzero(over)[0])
-                raise CommandError(f"{label} command {arr[j]:.6g} for joint '{short(names[j])}' is absurd: beyond "
+                raise CommandError(f"{label} command {arr[j]:.6g} for joint '{clip(names[j])}' is absurd: beyond "
                                    f"{bound[j]:.6g} ({self._bound_rule(label)}); command ignored")
             arrays.append(arr)
         if n:
@@ -438,7 +438,7 @@ class PhysicsEngine:
             if i is None:
                 raise CommandError(self._not_actuated(name))
             if name in seen:
-                raise CommandError(f"joint '{short(name)}' is commanded twice in one command")
+                raise CommandError(f"joint '{clip(name)}' is commanded twice in one command")
             seen.add(name)
             idx[k] = i
         if len(self._index_cache) > 256:
@@ -490,7 +490,7 @@ class PhysicsEngine:
             raise CommandError(self._not_actuated(name))
         for label, v in (("kp", kp), ("kd", kd), ("kv", kv)):
             if v is not None and not (math.isfinite(v) and v >= 0):
-                raise CommandError(f"gain {label}={v} of joint '{short(name)}' must be finite and >= 0")
+                raise CommandError(f"gain {label}={v} of joint '{clip(name)}' must be finite and >= 0")
         self.actuation.set_gains(i, kp, kd, kv)
 
     # ------------------------------------------------------------------ state
@@ -577,7 +577,7 @@ class PhysicsEngine:
         about that point, for ``duration`` s of simulated time (None or 0: until replaced or cleared). A new
         wrench on the same link replaces the old one."""
         if link not in self.built.links:
-            raise CommandError(f"robot '{self.robot.name}' has no link '{short(link)}'")
+            raise CommandError(f"robot '{self.robot.name}' has no link '{clip(link)}'")
         vecs = []
         for label, v in (("force", force), ("torque", torque), ("point", point)):
             arr = np.asarray(v, dtype=float).reshape(-1)
@@ -749,7 +749,7 @@ class PhysicsEngine:
             return f"joint '{name}' is planar: command its coordinates '{name}:u', '{name}:v', '{name}:rot'"
         if j is not None:
             return f"joint '{name}' is a {j.type} joint and cannot be commanded"
-        return f"robot '{self.robot.name}' has no joint '{short(name)}' (actuated joints: {self.actuated_joint_names})"
+        return f"robot '{self.robot.name}' has no joint '{clip(name)}' (actuated joints: {self.actuated_joint_names})"
 
     def _mimic_table(self) -> list[tuple[int, int, float, float]]:
         out = []
@@ -825,7 +825,7 @@ class PhysicsEngine:
         for name, v in values.items():
             i = self._joint_index.get(name)
             if i is None:
-                raise CommandError(f"{what}: robot '{self.robot.name}' has no joint coordinate '{short(name)}' "
+                raise CommandError(f"{what}: robot '{self.robot.name}' has no joint coordinate '{clip(name)}' "
                                    f"(scalar joints and planar joints' <joint>:u|v|rot)")
             try:
                 f = float(v)

@@ -11,6 +11,7 @@ from typing import Any
 
 from robot_core.model.robot_model import RobotModel
 from robot_core.rbc.var_table import VarTable
+from robot_core.text import clip
 
 POSITION_MODE = "position"  # value = previous command + sum(weight * increment)
 SUM_MODE = "sum"  # value = sum(weight * output)  (velocities, torques)
@@ -87,9 +88,9 @@ class RbcContext:
         """ValueError naming the first joint that lacks ``var`` of the given kind ('state'/'cmd')."""
         for j in joints:
             if j not in self.model.joints:
-                raise ValueError(f"unknown joint '{j}' in robot '{self.model.name}'")
+                raise ValueError(f"unknown joint '{clip(j)}' in robot '{self.model.name}'")
             if not self.table.has(j, var):
-                raise ValueError(f"joint '{j}' has no rbc var '{var}'")
+                raise ValueError(f"joint '{clip(j)}' has no rbc var '{clip(var)}'")
             e = self.table.entry(j, var)
             if e.kind != kind:
-                raise ValueError(f"joint '{j}', var '{var}' is a {e.kind} var, need a {kind} var")
+                raise ValueError(f"joint '{clip(j)}', var '{clip(var)}' is a {e.kind} var, need a {kind} var")

@@ -31,6 +31,7 @@ from robot_core.rbc.instance import ABORTED, ACTIVE, RbcInstance, UpdateResult
 from robot_core.rbc.mixer import Mixer
 from robot_core.rbc.registry import resolve_type, type_names
 from robot_core.rbc.var_table import AggregatedView, VarTable, VarView
+from robot_core.text import clip
 
 DEFAULT_POSITION_VARS: dict[str, str] = {"q_ref": "q"}
 
@@ -137,7 +138,7 @@ class Coupler:
         for joint, var in result.commands:
             e = self.table.entry(joint, var)
             if e.kind != "cmd":
-                raise RbcVarError(f"joint '{joint}', var '{var}' is a state var; reachers write cmd vars")
+                raise RbcVarError(f"joint '{clip(joint)}', var '{clip(var)}' is a state var; reachers write cmd vars")
         for v in result.commands.values():
             if not math.isfinite(v):
                 raise RbcVarError(f"non-finite output {v}")
@@ -210,9 +211,9 @@ class Coupler:
             for j, v, x in zip(joints, vars_, values, strict=True):
                 e = self.table.entry(j, v)
                 if e.kind != "cmd":
-                    raise RbcVarError(f"joint '{j}', var '{v}' is a state var; only cmd vars can be set")
+                    raise RbcVarError(f"joint '{clip(j)}', var '{clip(v)}' is a state var; only cmd vars can be set")
                 if not math.isfinite(float(x)):
-                    raise RbcVarError(f"joint '{j}', var '{v}': value {x} is not finite")
+                    raise RbcVarError(f"joint '{clip(j)}', var '{clip(v)}': value {x} is not finite")
             for j, v, x in zip(joints, vars_, values, strict=True):
                 self.table.set(j, v, x, now)
         except RbcVarError as exc:
@@ -225,7 +226,7 @@ class Coupler:
         if not name or not name.strip():
             raise ValueError("instance name is empty")
         if name in self._instances:
-            raise ValueError(f"an instance named '{name}' already exists ({self._instances[name].TYPE_NAME})")
+            raise ValueError(f"an instance named '{clip(name)}' already exists ({self._instances[name].TYPE_NAME})")
         cls = resolve_type(type_name)
         inst = cls(name, self.context)
         if params:
@@ -236,7 +237,7 @@ class Coupler:
     def destroy(self, name: str) -> None:
         inst = self._instances.pop(name, None)
         if inst is None:
-            raise KeyError(f"no instance named '{name}'")
+            raise KeyError(f"no instance named '{clip(name)}'")
         inst.cancel()
         self.derived.pop(name, None)
 
@@ -244,7 +245,7 @@ class Coupler:
         try:
             return self._instances[name]
         except KeyError:
-            raise KeyError(f"no instance named '{name}' (have: {', '.join(self._instances) or 'none'})") from None
+            raise KeyError(f"no instance named '{clip(name)}' (have: {', '.join(self._instances) or 'none'})") from None
 
     def instances(self) -> dict[str, RbcInstance]:
         return dict(self._instances)
@@ -269,7 +270,7 @@ class Coupler:
             if data.strip() == "types":
                 return L2Result(True, "", type_names(), [resolve_type(t).KIND for t in type_names()])
             return L2Result(True, "", list(self._instances), [i.TYPE_NAME for i in self._instances.values()])
-        return L2Result(False, f"unknown cmd '{cmd}' (use create_re, destroy_re or list_re)")
+        return L2Result(False, f"unknown cmd '{clip(cmd)}' (use create_re, destroy_re or list_re)")
 
 
 def _text(exc: Exception) -> str:

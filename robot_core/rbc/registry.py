@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 
 from robot_core.rbc.instance import RbcInstance
+from robot_core.text import clip
 
 # type name -> "module:Class"; several names may point at one class (short and long forms).
 _TYPES: dict[str, str | type[RbcInstance]] = {
@@ -31,7 +32,7 @@ def resolve_type(type_name: str) -> type[RbcInstance]:
     """Class for ``type_name``; KeyError naming the accepted names otherwise."""
     target = _TYPES.get(type_name.strip())
     if target is None:
-        raise KeyError(f"unknown reacher/extender type '{type_name}' (known: {', '.join(_TYPES)})")
+        raise KeyError(f"unknown reacher/extender type '{clip(type_name)}' (known: {', '.join(_TYPES)})")
     if isinstance(target, type):
         return target
     module_name, cls_name = target.split(":")

@@ -44,6 +44,7 @@ from robot_core.rbc.message_fields import (
     resolve_field,
     resolve_message_class,
 )
+from robot_core.text import clip
 
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
 JOINT_STATE_ARRAYS = ("position", "velocity", "effort")
@@ -462,9 +463,10 @@ class VarTable:
             return self._entries[joint][var]
         except KeyError:
             if joint not in self._entries:
-                raise RbcVarError(f"joint '{joint}' has no rbc vars (joints: {', '.join(self._joint_order)})") from None
+                raise RbcVarError(f"joint '{clip(joint)}' has no rbc vars "
+                                  f"(joints: {', '.join(self._joint_order)})") from None
             raise RbcVarError(
-                f"joint '{joint}' has no var '{var}' (vars: {', '.join(self._entries[joint])})") from None
+                f"joint '{clip(joint)}' has no var '{clip(var)}' (vars: {', '.join(self._entries[joint])})") from None
 
     def entries(self, var: str | None = None) -> list[VarEntry]:
         if var is None:
@@ -481,10 +483,10 @@ class VarTable:
         """Write a cmd var (state vars belong to the drivers and raise RbcVarError)."""
         e = self.entry(joint, var)
         if e.kind != "cmd":
-            raise RbcVarError(f"joint '{joint}', var '{var}' is a state var; only cmd vars can be set")
+            raise RbcVarError(f"joint '{clip(joint)}', var '{clip(var)}' is a state var; only cmd vars can be set")
         v = float(value)
         if not math.isfinite(v):
-            raise RbcVarError(f"joint '{joint}', var '{var}': value {value} is not finite")
+            raise RbcVarError(f"joint '{clip(joint)}', var '{clip(var)}': value {value} is not finite")
         e.value = v
         e.stamp = now
         e.written = True
@@ -497,7 +499,7 @@ class VarTable:
         """All joints having ``var``, URDF order (the node publishes this as e.g. ``~/q``)."""
         es = self._by_var.get(var)
         if es is None:
-            raise RbcVarError(f"no joint has var '{var}' (vars: {', '.join(self._by_var)})")
+            raise RbcVarError(f"no joint has var '{clip(var)}' (vars: {', '.join(self._by_var)})")
         return AggregatedView(var, [e.joint for e in es], [e.value for e in es], [e.stale for e in es],
                               [e.stamp for e in es])
 
@@ -505,13 +507,14 @@ class VarTable:
         """Aggregated command input: ``joints[i]`` gets ``values[i]``; all-or-nothing on a bad name/value."""
         js, vs = list(joints), [float(v) for v in values]
         if len(js) != len(vs):
-            raise RbcVarError(f"var '{var}': {len(js)} joint names but {len(vs)} values")
+            raise RbcVarError(f"var '{clip(var)}': {len(js)} joint names but {len(vs)} values")
         targets = [self.entry(j, var) for j in js]
         for e, v in zip(targets, vs, strict=True):
             if e.kind != "cmd":
-                raise RbcVarError(f"joint '{e.joint}', var '{var}' is a state var; only cmd vars can be set")
+                raise RbcVarError(f"joint '{clip(e.joint)}', var '{clip(var)}' is a state var; only cmd vars can "
+                                  f"be set")
             if not math.isfinite(v):
-                raise RbcVarError(f"joint '{e.joint}', var '{var}': value {v} is not finite")
+                raise RbcVarError(f"joint '{clip(e.joint)}', var '{clip(var)}': value {v} is not finite")
         for e, v in zip(targets, vs, strict=True):
             e.value = v
             e.stamp = now

@@ -19,6 +19,7 @@ from robot_core.rbc.errors import RbcGoalError
 from robot_core.rbc.instance import ABORTED, ACTIVE, SUCCEEDED, ParamSpec, UpdateResult
 from robot_core.rbc.reachers.reacher import WEIGHT, Reacher
 from robot_core.rbc.var_table import VarView
+from robot_core.text import clip
 
 
 @dataclass
@@ -34,7 +35,7 @@ class JointGoal:
         out: dict[str, float] = {}
         for joint, value in pairs:
             if joint in out:
-                raise RbcGoalError(f"joint '{joint}' appears twice in the goal")
+                raise RbcGoalError(f"joint '{clip(joint)}' appears twice in the goal")
             out[joint] = float(value)
         return JointGoal(out, precision, timeout)
 
@@ -101,10 +102,11 @@ class JointReacher(Reacher):
             raise RbcGoalError(f"{self.label()}: goal names joints {foreign} outside parameter 'joints' {allowed}")
         for j, v in goal.positions.items():
             if not math.isfinite(v):
-                raise RbcGoalError(f"{self.label()}: goal for joint '{j}' is not finite ({v})")
+                raise RbcGoalError(f"{self.label()}: goal for joint '{clip(j)}' is not finite ({v})")
             lo, hi = self.context.limits(j)
             if not lo <= v <= hi:
-                raise RbcGoalError(f"{self.label()}: goal {v:g} for joint '{j}' is outside its limits [{lo:g}, {hi:g}]")
+                raise RbcGoalError(f"{self.label()}: goal {v:g} for joint '{clip(j)}' is outside its limits "
+                                   f"[{lo:g}, {hi:g}]")
         for name, value in (("precision", goal.precision), ("timeout", goal.timeout)):
             if not math.isfinite(value):
                 raise RbcGoalError(f"{self.label()}: goal {name} is not finite")
