@@ -53,7 +53,8 @@ Services: ``~/get_vars`` (robot_core_interfaces/GetVars; empty lists = all, stal
 ``~/set_vars`` (SetVars; cmd vars only, all or nothing), ``~/l2_ctrl`` (L2Control: ``create_re`` with
 ``data`` = JR / VF / CS / TC (or JointReacher, VectorField, ContactSimulation, TouchContact) and ``name`` =
 the instance = its node name; ``destroy_re``; ``list_re``, ``data: types`` lists the creatable types),
-``~/release`` (std_srvs/Trigger: stop publishing cmd topics until a var is written again).
+``~/release`` (std_srvs/Trigger: stop publishing cmd topics until a var is written again; answers once the
+drivers acknowledged every command sent before, or after 0.5 s).
 
 Start-up errors (no URDF, bad ``<rbc>`` tags naming joint, var and field, no tags at all) are logged and the
 process exits with code 2: the coupler cannot run without a valid coupling. At run time nothing a user sends
@@ -532,6 +533,11 @@ class RbcNode(Node):
             for e in self.coupler.table.entries():
                 if e.kind == "cmd":
                     e.written = False  # core rule: a topic is published only once one of its vars is written
+        # The cycle runs on this executor, so nothing more goes out; what went out before must have reached the
+        # drivers when we answer: a client that releases and then resets its simulator must not see a command
+        # of ours arrive after the reset and move the robot back.
+        for pub in self._cmd_pubs.values():
+            pub.wait_for_all_acked(RclDuration(seconds=0.5))
         response.success, response.message = True, "cmd topics released until a var is written again"
         return response
 
