@@ -18,8 +18,10 @@ Parameters:
   hardware_mode ("", "topic", "embedded"): "" uses each ``<ros2_control>`` block's plugin; "embedded" runs
       the physics engine in this process (``robot_core/InProcessSimulator``), "topic" forces the topic-based
       protocol.
-  state_timeout (double, -1): seconds without joint states before a topic-based component is failed
-      (-1: the hardware parameter ``state_timeout`` or 1 s; 0 disables).
+  state_timeout (double, -1): wall-clock seconds without joint states before a topic-based component is
+      failed (-1: the hardware parameter ``state_timeout`` or 1 s; 0 disables). A failed component goes
+      inactive with the controllers commanding it (their goals abort, naming the component and the timeout);
+      when states come back it is active again and its controllers stay inactive until switched on.
   real_time_factor (double, 1.0), start_paused (bool, false), publish_clock (bool, true),
       sim_timestep (double, 0.001): embedded simulator pacing, initial pause, ``/clock`` and physics step.
   thread_priority (int, 50), cpu_affinity (int or int[], unset), lock_memory (bool, true on a PREEMPT_RT
@@ -336,7 +338,9 @@ class ControllerManagerNode(Node):
                     Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
             self._create_sim_services(pacing)
         elif self.get_parameter("use_sim_time").value:
-            pacing = SimClockPacing(self.update_rate)
+            # A dead simulator stops /clock and so the cycles: the idle hook still takes the robot's states and
+            # judges their staleness on wall time.
+            pacing = SimClockPacing(self.update_rate, on_idle=self._idle)
             self.io.on_clock(pacing.on_clock)
         else:
             # Without sim time ROS time is the system clock; read it directly (rclpy's Clock.now() costs tens of
@@ -382,6 +386,11 @@ class ControllerManagerNode(Node):
         core.update(time, period)
         if self.embedded is not None:
             self.outbox.post("clock", self._publish_clock, self.embedded.sim_time)
+
+    def _idle(self) -> None:
+        """No cycle for a while (the clock stopped): take queued states and let the core judge staleness."""
+        self.io.poll()
+        self.core.watchdog()
 
     def _publish_clock(self, t: float) -> None:
         from rosgraph_msgs.msg import Clock
