@@ -321,9 +321,11 @@ class ControlLoop:
             self.stats.reset()
             self._wall_start = time.monotonic()
 
-    def stop(self, timeout: float = 2.0) -> None:
+    def stop(self, timeout: float = 2.0) -> bool:
+        """Stop and join the thread; False if it is still running after ``timeout`` (a cycle that hangs)."""
         self._stop.set()
         if isinstance(self.pacing, SimClockPacing):
             self.pacing.wake()
-        if self._thread.is_alive():
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
+        return not self._thread.is_alive()

@@ -658,22 +658,36 @@ class ControllerManagerNode(Node):
             adapter.destroy()
 
     # ------------------------------------------------------------------ shutdown
-    def shutdown(self) -> None:
-        """Stop the loop, let the core bring controllers down (hold commands are written once), clean up."""
-        if self.loop is not None:
-            self.loop.stop()
+    def shutdown(self) -> list[str]:
+        """Stop the loop, let the core bring controllers down (hold commands are written once), clean up.
+
+        Threads are joined in order -- the control loop (it reads the hardware's subscriptions and writes through
+        the outbox), then the outbox's publisher, then the /clock executor -- each before what it uses is
+        destroyed. A thread still running when the interpreter exits is killed inside rclpy's C++ code, which
+        aborts the process ("terminate called without an active exception"). Returns the names of threads that
+        did not end (empty: the caller may destroy the nodes and shut rclpy down)."""
+        log = self.get_logger()
+        stuck: list[str] = []
+        if self.loop is not None and not self.loop.stop(timeout=5.0):
+            stuck.append("control loop")
+            log.error("shutdown: the control loop thread did not end within 5 s (a cycle hangs)")
         if self.core is not None:
             try:
-                self.core.shutdown()
+                self.core.shutdown()  # under the core's lock: a stuck cycle, if any, is not run over
             except Exception as exc:
-                self.get_logger().error(f"shutdown: {exc}")
+                log.error(f"shutdown: {exc}")
             self._drop_unloaded_adapters()
         self.outbox.flush(0.5)
-        self.outbox.close()
-        self.io.shutdown()
+        if not self.outbox.close():
+            stuck.append("outbox publisher")
+            log.error("shutdown: the outbox publisher thread did not end")
+        if not self.io.shutdown():
+            stuck.append("hardware io executor")
+            log.error("shutdown: the hardware io executor thread did not end")
         if self._pm_qos_fd is not None:
             os.close(self._pm_qos_fd)  # drops the latency request
             self._pm_qos_fd = None
+        return stuck
 
 
 def main(argv: Sequence[str] | None = None) -> int:
