@@ -62,17 +62,22 @@ class Client:
     /joint_states recorder and ~/activity with the wall time each message arrived."""
 
     def __init__(self, ros, name: str):
+        import rclpy
         from control_msgs.action import FollowJointTrajectory
         from controller_manager_msgs.msg import ControllerManagerActivity
         from rclpy.action import ActionClient
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-        self.node = ros.node(name)
+        # The action client is built before the executor spins the node: rclpy registers it with the node before
+        # its constructor finished, and an executor reading it then dies ("'ActionClient' object has no
+        # attribute '_lock'"), taking every later callback of this process with it.
+        self.node = rclpy.create_node(name, context=ros.context)
         deep = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         self.action = ActionClient(self.node, FollowJointTrajectory,
                                    "/joint_trajectory_controller/follow_joint_trajectory",
                                    goal_service_qos_profile=deep, result_service_qos_profile=deep,
                                    cancel_service_qos_profile=deep)
+        ros.add(self.node)
         self.states = JointStateRecorder(self.node)
         self.activity: list[tuple[float, dict[str, str]]] = []
         self._lock = threading.Lock()

@@ -43,7 +43,10 @@ Behaviour:
   means DEFAULT_GOAL_TIME (1 s) here.
 * A new goal (or topic trajectory) preempts the active goal: ABORTED, INVALID_GOAL,
   "Current goal preempted by new incoming action.". Cancel: CANCELED and hold the
-  measured position. Deactivation aborts the active goal.
+  measured position. Deactivation aborts the active goal (with the manager's reason when the hardware
+  failed: "... hardware component 'X' failed: no joint states ... (state_timeout N s)").
+* A backwards jump of the control clock (simulation reset): the goal is aborted ("time jumped back from ...")
+  and the position the hardware reports after the jump is held (``on_time_jump``).
 """
 
 from __future__ import annotations
