@@ -36,8 +36,9 @@ interface turns "not commanded".
 
 A component that fails (no states for ``state_timeout``, a read or write
 that raised) goes inactive with its controllers, as ros2_control does on a
-hardware error; the hold of its released interfaces is dropped (there is no
-robot to send it to). A component that went inactive this way comes back
+hardware error; the hold values of its released interfaces are written once
+at the failure (a robot whose states stopped may still take commands) and
+never later. A component that went inactive this way comes back
 active by itself as soon as it recovers (states arrive again); its
 controllers stay inactive until they are switched on again, so no goal or
 command from before the failure acts on the robot that came back.
