@@ -178,6 +178,8 @@ def test_transmissions_convert_actuator_space():
 
 def test_stale_states_fail_component_and_stop_commanding_controllers():
     comp = create_component(topic_info({"state_timeout": "0.05"}))
+    wall = [100.0]  # staleness is judged on wall time: a fake one here
+    comp.monotonic = lambda: wall[0]
     cm = ControllerManagerCore(update_rate=100)
     cm.add_hardware_component(comp)
     cm.load_controller("fv", "velocity_controllers/JointGroupVelocityController", {"joints": ["a", "b"]})
@@ -204,6 +206,7 @@ def test_stale_states_fail_component_and_stop_commanding_controllers():
     for _ in range(10):
         cm.update(t, 0.01)
         t += 0.01
+        wall[0] += 0.01
     assert comp.is_failed and "no joint states" in comp.failure_reason
     states = {c.name: c.state for c in cm.list_controllers()}
     assert states["fv"] == State.INACTIVE and states["jsb"] == State.ACTIVE
@@ -214,11 +217,13 @@ def test_stale_states_fail_component_and_stop_commanding_controllers():
     res = cm.switch_controller(["fv"], [], Strictness.STRICT)
     assert not res.ok and "not available" in res.message
     (hc,) = cm.list_hardware_components()
-    assert hc.failed and hc.state == State.ACTIVE
-    # states come back: the component recovers and controllers can be activated again
+    assert hc.failed and hc.state == State.INACTIVE, "a failed component goes inactive, as upstream"
+    # states come back: the component recovers, is active again, and controllers can be activated again
     comp.on_joint_state(["a"], [0.0])
     cm.update(t, 0.01)
     assert not comp.is_failed
+    assert cm.list_hardware_components()[0].state == State.ACTIVE
+    assert {c.name: c.state for c in cm.list_controllers()}["fv"] == State.INACTIVE, "not restarted by itself"
     assert cm.switch_controller(["fv"], [], Strictness.STRICT).ok
 
 

@@ -113,6 +113,9 @@ class Controller:
         self.outputs: dict[str, Any] = Outputs()
         self._state_reader: Callable[[str], float] | None = None
         self._lock = threading.Lock()
+        # Set by the manager while on_deactivate runs when the deactivation has a cause the controller's clients
+        # should hear (failed hardware); "" for an ordinary switch.
+        self.deactivation_reason = ""
         self.update_rate = self._read_update_rate()
         self.on_init()
 
@@ -140,6 +143,11 @@ class Controller:
     def on_cleanup(self) -> None: ...
 
     def on_shutdown(self) -> None: ...
+
+    def on_time_jump(self, previous: float, now: float) -> None:
+        """The control clock jumped back from ``previous`` to ``now`` (simulation reset). Called while active,
+        before the first update after the jump, with the hardware's post-jump states already read. Anything
+        scheduled on the old time (trajectories, timeouts, publish deadlines) must be dropped or re-timed."""
 
     def on_error(self) -> None:
         """Called after the manager deactivated this controller because its update failed."""

@@ -141,6 +141,9 @@ class HardwareComponent:
         self.rw_rate = 0
         self.failure_reason = ""
         self._failed = False
+        # Stamp (s) of the newest states read, when the robot stamps them; None: unknown (always current).
+        # After a backwards time jump the manager waits until this is not after the new time.
+        self.state_stamp: float | None = None
         self.rm: ResourceManager | None = None
         self.state_slice = slice(0, 0)
         self.command_slice = slice(0, 0)
@@ -208,6 +211,10 @@ class HardwareComponent:
             self.failure_reason = reason
             if self.on_failure_change:
                 self.on_failure_change(self, True, reason)
+
+    def check_stale(self) -> None:
+        """Hook: fail if the robot went silent. Called between cycles when no cycle runs (a stopped clock), so
+        judge on wall time (``time.monotonic()``), never on the control clock."""
 
     def recover(self) -> None:
         if self._failed:

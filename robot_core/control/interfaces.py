@@ -257,6 +257,17 @@ class ResourceManager:
                     self.command_active[i] = False
             self._hold_pending.clear()
 
+    def drop_holds(self, names: Iterable[str]) -> None:
+        """Released interfaces among ``names`` turn inactive now, without their hold write (failed hardware)."""
+        drop = {self._command_index[n] for n in names if n in self._command_index}
+        keep = []
+        for i in self._hold_pending:
+            if i in drop and self._command_desc[i].name not in self._claims:
+                self.command_active[i] = False
+            else:
+                keep.append(i)
+        self._hold_pending[:] = keep
+
     def loan_state(self, names: Sequence[str]) -> InterfaceGroup:
         missing = [n for n in names if n not in self._state_index]
         if missing:

@@ -33,6 +33,26 @@ measured position, velocity and acceleration to 0, effort kept at its last
 finite value (else 0) -- then the controller's own ``on_deactivate`` may
 overwrite them. The hold value is written to the hardware once more before the
 interface turns "not commanded".
+
+A component that fails (no states for ``state_timeout``, a read or write
+that raised) goes inactive with its controllers, as ros2_control does on a
+hardware error; the hold values of its released interfaces are written once
+at the failure (a robot whose states stopped may still take commands) and
+never later. A component that went inactive this way comes back
+active by itself as soon as it recovers (states arrive again); its
+controllers stay inactive until they are switched on again, so no goal or
+command from before the failure acts on the robot that came back.
+
+Time jumps: a cycle whose time is before the previous cycle's (simulator
+reset, a restarted simulator) is a jump. The controllers are not updated
+(nothing is written: the robot holds) until the hardware reports states
+stamped after the jump, or at most ``JUMP_SETTLE_TIMEOUT`` wall seconds;
+then every active controller's ``on_time_jump`` runs (the trajectory
+controller aborts its goal and holds the measured position) and cycles go on.
+
+Lifecycle work (constructing, configuring, cleaning up a controller) runs
+outside ``self.lock``: only the checks before and the state swap after take
+it, so a slow ``on_configure`` never stalls the control cycle.
 """
 
 from __future__ import annotations
@@ -40,6 +60,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time as _time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -68,6 +89,7 @@ if TYPE_CHECKING:
 _ACTIVE = State.ACTIVE
 _INACTIVE = State.INACTIVE
 _ERROR = ReturnType.ERROR
+JUMP_SETTLE_TIMEOUT = 1.0  # s of wall time a time jump waits for the hardware's post-jump states
 
 
 class Strictness(IntEnum):
@@ -94,6 +116,7 @@ class _Spec:
     last_update: float | None = None
     required_commands: list[str] = field(default_factory=list)
     required_states: list[str] = field(default_factory=list)
+    busy: str = ""  # a lifecycle transition running outside the lock ("configure", "cleanup")
 
 
 class ControllerManagerCore:
@@ -116,6 +139,10 @@ class ControllerManagerCore:
         self._specs: dict[str, _Spec] = {}
         self._declared: dict[str, tuple[str | None, dict[str, Any]]] = {}
         self._newly_failed: list[HardwareComponent] = []
+        self._newly_recovered: list[HardwareComponent] = []
+        self._failed_inactive: set[str] = set()  # components this manager set inactive because they failed
+        self._jump: tuple[float, float, float] | None = None  # (previous time, new time, wall deadline)
+        self.time_jumps = 0
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -213,13 +240,17 @@ class ControllerManagerCore:
             merged = dict(declared_params)
             if params:
                 merged.update(params)
-            try:
-                ctrl = cls(name, merged, self.robot, self.update_rate)
-            except ControlError as exc:
-                raise ControlError(f"Could not initialize the controller named '{name}': {exc}") from None
-            except Exception as exc:
-                raise ControlError(f"Could not initialize the controller named '{name}': {type(exc).__name__}: "
-                                   f"{exc}") from exc
+        # constructed outside the lock (a model-based controller builds its model here): the cycle goes on
+        try:
+            ctrl = cls(name, merged, self.robot, self.update_rate)
+        except ControlError as exc:
+            raise ControlError(f"Could not initialize the controller named '{name}': {exc}") from None
+        except Exception as exc:
+            raise ControlError(f"Could not initialize the controller named '{name}': {type(exc).__name__}: "
+                               f"{exc}") from exc
+        with self.lock:
+            if name in self._specs:
+                raise ControlError(f"A controller named '{name}' was already loaded inside the controller manager")
             self._specs[name] = _Spec(ctrl, type_name)
             self.log.info("Loaded controller '%s' of type '%s'", name, type_name)
             self._notify()
@@ -231,27 +262,36 @@ class ControllerManagerCore:
             self.controller(name).set_params(params)
 
     def configure_controller(self, name: str) -> None:
+        """Configure (an inactive controller: clean up, then configure), the hooks running outside the lock."""
         with self.lock:
             spec = self._specs.get(name)
             if spec is None:
                 raise ControlError(f"Could not configure controller with name '{clip(name)}' because no controller "
                                    f"with this name exists")
+            self._check_not_busy(spec, "configured")
             ctrl = spec.controller
+            if ctrl.state not in (State.INACTIVE, State.UNCONFIGURED):
+                raise ControlError(f"Controller '{name}' can not be configured from '{ctrl.state.label}' state.")
+            spec.busy = "configure"  # an inactive controller is not updated, so its hooks may run concurrently
+        try:
             if ctrl.state == State.INACTIVE:
                 # ros2_control re-configures an inactive controller by cleaning it up first.
                 self._run_hook(ctrl, "cleanup", ctrl.on_cleanup)
-                ctrl.state = State.UNCONFIGURED
-            if ctrl.state != State.UNCONFIGURED:
-                raise ControlError(f"Controller '{name}' can not be configured from '{ctrl.state.label}' state.")
+                with self.lock:
+                    ctrl.state = State.UNCONFIGURED
             self._run_hook(ctrl, "configure", ctrl.on_configure)
             if ctrl.update_rate > self.update_rate:
                 self._run_hook(ctrl, "cleanup", ctrl.on_cleanup)
                 raise ControlError(f"The controller '{name}' has an update rate: {ctrl.update_rate} Hz that is higher "
                                    f"than the controller manager's update rate: {self.update_rate:g} Hz.")
-            ctrl.state = State.INACTIVE
-            spec.required_commands = self._resolve(ctrl.command_interface_configuration(), "command")
-            spec.required_states = self._resolve(ctrl.state_interface_configuration(), "state")
-            self.log.info("Configured controller '%s'", name)
+            with self.lock:
+                spec.required_commands = self._resolve(ctrl.command_interface_configuration(), "command")
+                spec.required_states = self._resolve(ctrl.state_interface_configuration(), "state")
+                ctrl.state = State.INACTIVE
+        finally:
+            spec.busy = ""
+        self.log.info("Configured controller '%s'", name)
+        with self.lock:
             self._notify()
 
     def cleanup_controller(self, name: str) -> None:
@@ -260,13 +300,26 @@ class ControllerManagerCore:
             if spec is None:
                 raise ControlError(f"Could not cleanup controller with name '{clip(name)}' because no controller "
                                    f"with this name exists")
+            self._check_not_busy(spec, "cleaned-up")
             ctrl = spec.controller
             if ctrl.state != State.INACTIVE:
                 raise ControlError(f"Controller '{name}' can not be cleaned-up from '{ctrl.state.label}' state.")
+            spec.busy = "cleanup"
+        try:
             self.log.info("Cleanup controller '%s'", name)
             self._run_hook(ctrl, "cleanup", ctrl.on_cleanup)
-            ctrl.state = State.UNCONFIGURED
+            with self.lock:
+                ctrl.state = State.UNCONFIGURED
+        finally:
+            spec.busy = ""
+        with self.lock:
             self._notify()
+
+    @staticmethod
+    def _check_not_busy(spec: _Spec, what: str) -> None:
+        if spec.busy:
+            raise ControlError(f"Controller '{spec.controller.name}' can not be {what} now: its {spec.busy} is "
+                               f"still running")
 
     def unload_controller(self, name: str) -> None:
         with self.lock:
@@ -274,6 +327,7 @@ class ControllerManagerCore:
             if spec is None:
                 raise ControlError(f"Could not unload controller with name '{clip(name)}' because no controller "
                                    f"with this name exists")
+            self._check_not_busy(spec, "unloaded")
             ctrl = spec.controller
             if ctrl.state == State.ACTIVE:
                 raise ControlError(f"Could not unload controller with name '{name}' because it is still active")
@@ -345,7 +399,9 @@ class ControllerManagerCore:
         for n in list(activate):
             ctrl = self._specs[n].controller
             msg = None
-            if ctrl.state == State.UNCONFIGURED:
+            if self._specs[n].busy:
+                msg = f"Controller with name '{n}' can not be activated now: its {self._specs[n].busy} is running."
+            elif ctrl.state == State.UNCONFIGURED:
                 msg = (f"Controller with name '{n}' is in 'unconfigured' state. The controller needs to be configured "
                        f"to be in 'inactive' state before it can be checked and activated.")
             elif ctrl.state == State.ACTIVE and n not in deactivate:
@@ -439,10 +495,12 @@ class ControllerManagerCore:
         self.log.info("Activated controller '%s'", ctrl.name)
         return None
 
-    def _deactivate(self, spec: _Spec, reason: str) -> None:
+    def _deactivate(self, spec: _Spec, reason: str, detail: str = "") -> None:
+        """``detail``: why, for the controller (``deactivation_reason``: e.g. a goal's abort message)."""
         ctrl = spec.controller
         claimed = self.rm.claimed_interfaces(ctrl.name)
         self._hold_commands(claimed)
+        ctrl.deactivation_reason = detail
         try:
             ctrl.on_deactivate()
         except Exception as exc:
@@ -455,6 +513,7 @@ class ControllerManagerCore:
         self.rm.release(ctrl.name)
         ctrl.release_interfaces()
         ctrl.state = State.INACTIVE
+        ctrl.deactivation_reason = ""
         self.log.info("Deactivated controller '%s' (%s)", ctrl.name, reason)
 
     def _hold_commands(self, names: Iterable[str]) -> None:
@@ -483,6 +542,7 @@ class ControllerManagerCore:
                 self._deactivate_users(comp, include_state_users=losing_states,
                                        reason=f"hardware component '{name}' goes to '{target_state.label}'")
             comp.set_state(target_state)
+            self._failed_inactive.discard(name)  # the user decides from now on
             self.log.info("hardware component '%s' is now '%s'", name, comp.state.label)
             self._notify()
             return comp.state
@@ -497,7 +557,7 @@ class ControllerManagerCore:
             uses = bool(cmd.intersection(spec.required_commands)) or (
                 include_state_users and bool(st.intersection(spec.required_states)))
             if uses:
-                self._deactivate(spec, reason="error")
+                self._deactivate(spec, reason="error", detail=reason)
                 stopped.append(spec.controller.name)
         if stopped:
             self.log.error("Deactivating controllers %s: %s", stopped, reason)
@@ -509,14 +569,68 @@ class ControllerManagerCore:
             self._newly_failed.append(comp)
         else:
             self.log.info("hardware component '%s' recovered", comp.name)
+            self._newly_recovered.append(comp)
 
     # ------------------------------------------------------------------ the cycle
     def update(self, time: float, period: float) -> None:
-        """One control cycle: read hardware, update active controllers in load order, write hardware."""
+        """One control cycle: read hardware, update active controllers in load order, write hardware.
+
+        After a backwards time jump, cycles only read until the hardware caught up (see module docstring)."""
         with self.lock:
+            if time < self.time:
+                self._begin_time_jump(self.time, time)
             self.read(time, period)
+            if self._jump is not None and not self._settle_time_jump(time):
+                self.rm.end_write_cycle()
+                return
             self.update_controllers(time, period)
             self.write(time, period)
+
+    def _begin_time_jump(self, previous: float, now: float) -> None:
+        self.time_jumps += 1
+        self._jump = (previous, now, _time.monotonic() + JUMP_SETTLE_TIMEOUT)
+        for spec in self._specs.values():
+            spec.last_update = None  # a slower controller's schedule restarts at the new time
+        self.log.warning("time jumped back from %.3f s to %.3f s (simulation reset?): controllers wait for the "
+                         "hardware's states from after the jump", previous, now)
+
+    def _settle_time_jump(self, time: float) -> bool:
+        """True once every component reports states from after the jump (or the wait timed out); then the
+        active controllers' ``on_time_jump`` hooks run."""
+        assert self._jump is not None
+        previous, now, deadline = self._jump
+        stale = [c.name for c in self.rm.components.values()
+                 if c.state is _ACTIVE and c.state_stamp is not None and c.state_stamp > time + 1e-9]
+        if stale:
+            if _time.monotonic() < deadline:
+                return False
+            self.log.warning("after the time jump, components %s still report states stamped after %.3f s; "
+                             "going on", stale, time)
+        self._jump = None
+        failed = []
+        for spec in self._specs.values():
+            ctrl = spec.controller
+            if ctrl.state is not _ACTIVE:
+                continue
+            try:
+                ctrl.on_time_jump(previous, now)
+            except Exception as exc:
+                failed.append((spec, f"{type(exc).__name__}: {exc}"))
+        for spec, why in failed:
+            self.log.error("Controller '%s' failed to handle the time jump (%s); deactivating it",
+                           spec.controller.name, why)
+            self._deactivate(spec, reason="error", detail=f"failed to handle a time jump: {why}")
+        if failed:
+            self._notify()
+        return True
+
+    def watchdog(self) -> None:
+        """Between cycles, when no cycle runs (the clock stopped): judge the hardware on wall time."""
+        with self.lock:
+            for comp in self.rm.components.values():
+                if comp.state is _ACTIVE or comp.state is _INACTIVE:
+                    comp.check_stale()
+            self._handle_failures()
 
     def read(self, time: float, period: float) -> None:
         with self.lock:
@@ -530,14 +644,45 @@ class ControllerManagerCore:
             self._handle_failures()
 
     def _handle_failures(self) -> None:
-        if not self._newly_failed:
+        if not self._newly_failed and not self._newly_recovered:
             return
         changed = False
         for comp in self._newly_failed:
+            if not comp.is_failed:
+                continue  # recovered in the same pass
             if self._deactivate_users(comp, include_state_users=False,
                                       reason=f"hardware component '{comp.name}' failed: {comp.failure_reason}"):
                 changed = True
+            if comp.state is _ACTIVE:
+                # the hold values of the released interfaces go out once now (a robot whose states stopped may
+                # still take commands), and never later: they must not reach the robot that comes back
+                try:
+                    comp.write(self.time, 0.0)
+                except Exception as exc:
+                    self.log.error("hardware component '%s': writing the hold failed: %s", comp.name, exc)
+            self.rm.drop_holds(comp.command_names)
+            if comp.state is _ACTIVE:
+                try:
+                    comp.set_state(State.INACTIVE)
+                    self._failed_inactive.add(comp.name)
+                    changed = True
+                    self.log.error("hardware component '%s' is inactive until it recovers", comp.name)
+                except ControlError as exc:
+                    self.log.error("%s", exc)
         self._newly_failed.clear()
+        for comp in self._newly_recovered:
+            if comp.is_failed or comp.name not in self._failed_inactive:
+                continue
+            self._failed_inactive.discard(comp.name)
+            if comp.state is _INACTIVE:
+                try:
+                    comp.set_state(State.ACTIVE)
+                    changed = True
+                    self.log.info("hardware component '%s' is active again; its controllers stay inactive until "
+                                  "they are switched on", comp.name)
+                except ControlError as exc:
+                    self.log.error("%s", exc)
+        self._newly_recovered.clear()
         if changed:
             self._notify()
 

@@ -30,11 +30,14 @@ Behaviour (upstream's, plus a staleness check):
   commands: while a velocity or effort command is claimed every cycle publishes.
 * ``use_initial_states_as_initial_commands: true``: nothing is published until
   the first state arrived, then commands start from the measured state.
-* ``state_timeout`` (seconds of the manager's clock, default 1.0, 0 disables):
-  after states stopped arriving for that long the component reports itself
-  failed; it recovers by itself when states come back. The clock starts with
-  the first state message, so a robot that comes up late is not a failure, and
-  with ``use_sim_time`` a paused simulator (whose clock stops too) is not one.
+* ``state_timeout`` (seconds of wall time, default 1.0, 0 disables): after
+  states stopped arriving for that long the component reports itself failed;
+  it recovers by itself when states come back. Wall (monotonic) time, never the
+  control clock: with ``use_sim_time`` a dead simulator takes ``/clock`` with
+  it, and a timeout measured on that stopped clock would never expire. The
+  watch starts with the first state message (and again at each activation), so
+  a robot that comes up late is not a failure; a paused simulator keeps
+  repeating its states, so it is not one either.
 * ``use_transmissions: true``: the wire speaks actuator names and actuator
   units; URDF ``<transmission>`` reductions convert both ways.
 """
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time as _time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -78,7 +82,9 @@ class TopicBasedComponent(HardwareComponent):
         self._lock = threading.Lock()
         self._has_news = False
         self._got_first_state = False
-        self._last_rx_time: float | None = None
+        self.monotonic = _time.monotonic  # the wall clock staleness is judged on (a fake one in tests)
+        self._last_rx_mono: float | None = None  # self.monotonic() of the last state message taken
+        self._rx_stamp = 0.0  # header stamp of that message
         self._ready_to_send = not self.use_initial_states_as_initial_commands
 
     # --- set-up --------------------------------------------------------------
@@ -147,6 +153,8 @@ class TopicBasedComponent(HardwareComponent):
             if matched:
                 self._has_news = True
                 self.received_count += 1
+                self._rx_stamp = stamp
+                self._last_rx_mono = self.monotonic()
         return matched
 
     # --- cyclic ------------------------------------------------------------------
@@ -159,19 +167,23 @@ class TopicBasedComponent(HardwareComponent):
                 self._has_news = False
         if news:
             self._apply_states(pend)
-            self._last_rx_time = time
+            self.state_stamp = self._rx_stamp
             if not self._got_first_state:
                 self._got_first_state = True
                 if not self._ready_to_send:
                     self._init_commands_from_states()
             if self.is_failed:
                 self.recover()
-        elif self.state_timeout > 0.0 and self._last_rx_time is not None:
-            if time < self._last_rx_time:  # the clock jumped back (simulation reset)
-                self._last_rx_time = time
-            elif time - self._last_rx_time > self.state_timeout:
-                self.fail(f"no joint states on '{self.joint_states_topic}' for "
-                          f"{time - self._last_rx_time:.3f} s (state_timeout {self.state_timeout} s)")
+        elif self.state_timeout > 0.0 and self._last_rx_mono is not None:
+            self.check_stale()
+
+    def check_stale(self) -> None:
+        last = self._last_rx_mono
+        if self.state_timeout > 0.0 and last is not None and not self._failed:
+            silent = self.monotonic() - last
+            if silent > self.state_timeout:
+                self.fail(f"no joint states on '{self.joint_states_topic}' for {silent:.3f} s of wall time "
+                          f"(state_timeout {self.state_timeout} s)")
 
     def _apply_states(self, pend: np.ndarray) -> None:
         states = self.states
@@ -286,4 +298,4 @@ class TopicBasedComponent(HardwareComponent):
 
     def on_activate(self) -> None:
         # Staleness is armed by the next state; an old timestamp must not fail a fresh activation.
-        self._last_rx_time = None
+        self._last_rx_mono = None

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from robot_core.control.loop_stats import LoopStats
 
 Tick = tuple[float, float]  # (time, period) handed to read/update/write
+_IDLE: Tick = (math.nan, math.nan)  # SimClockPacing: no cycle due for a while
 
 
 class CycleGate:
@@ -108,14 +109,27 @@ class WallPacing:
 
 
 class SimClockPacing:
-    """Cycles driven by ``/clock``: feed every clock message to :meth:`on_clock`."""
+    """Cycles driven by ``/clock``: feed every clock message to :meth:`on_clock`.
 
-    def __init__(self, rate: float):
+    A backwards jump of the clock (simulator reset, the engine's automatic reset after a divergence, a
+    restarted simulator) re-arms the deadline at the new time at once: keeping the old deadline would stop
+    control for as long as the simulation had run before the jump.
+
+    ``on_idle`` (optional) is called from the waiting thread every ``idle_period`` wall seconds while no cycle
+    is due: a stopped clock (dead or paused simulator) stops the cycles, and whatever must still be judged on
+    wall time (staleness of the robot's states) is judged there.
+    """
+
+    def __init__(self, rate: float, on_idle: Callable[[], None] | None = None, idle_period: float = 0.02):
         self.period = 1.0 / rate
+        self.on_idle = on_idle
+        self.idle_period = float(idle_period)
         self._cond = threading.Condition()
         self._sim: float | None = None
         self._last: float | None = None
         self._next = 0.0
+        self._jumped = False
+        self.jumps = 0  # backwards jumps seen
 
     @property
     def sim_time(self) -> float | None:
@@ -123,22 +137,43 @@ class SimClockPacing:
 
     def on_clock(self, t: float) -> None:
         with self._cond:
+            prev = self._sim
             self._sim = t
-            if t >= self._next or (self._last is not None and t < self._last):
+            if prev is not None and t < prev:
+                self._jumped = True  # remembered even if time passes the old value before the loop looks
+            if self._jumped or t >= self._next:
                 self._cond.notify_all()
 
     def wait_next(self, stop: threading.Event) -> Tick | None:
+        idle_at = time.monotonic() + self.idle_period
+        while True:
+            tick = self._wait_due(stop, idle_at)
+            if tick is not _IDLE:
+                return tick
+            self.on_idle()  # type: ignore[misc]  (only _IDLE with an on_idle)
+            idle_at = time.monotonic() + self.idle_period
+
+    def _wait_due(self, stop: threading.Event, idle_at: float) -> Tick | None:
+        """The next tick, None when stopped, or _IDLE when ``idle_at`` (monotonic) passed with no cycle due."""
         with self._cond:
             while True:
                 if stop.is_set():
                     return None
                 sim = self._sim
                 if sim is not None:
-                    if self._last is not None and sim < self._last:  # simulation reset: time jumped back
+                    if self._jumped or (self._last is not None and sim < self._last):
+                        self._jumped = False
+                        self.jumps += 1
                         self._last = None
+                        self._next = sim  # re-armed at the new time: this cycle runs now
                     if self._last is None or sim >= self._next - 1e-12:
                         break
-                self._cond.wait(0.1)
+                wait = 0.1
+                if self.on_idle is not None:
+                    wait = idle_at - time.monotonic()
+                    if wait <= 0.0:
+                        return _IDLE
+                self._cond.wait(min(wait, 0.1))
             period = self.period if self._last is None else sim - self._last
             self._last = sim
             # next deadline on the grid of periods; if the simulator ran ahead, continue from now
@@ -286,9 +321,11 @@ class ControlLoop:
             self.stats.reset()
             self._wall_start = time.monotonic()
 
-    def stop(self, timeout: float = 2.0) -> None:
+    def stop(self, timeout: float = 2.0) -> bool:
+        """Stop and join the thread; False if it is still running after ``timeout`` (a cycle that hangs)."""
         self._stop.set()
         if isinstance(self.pacing, SimClockPacing):
             self.pacing.wake()
-        if self._thread.is_alive():
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
+        return not self._thread.is_alive()

@@ -18,8 +18,10 @@ Parameters:
   hardware_mode ("", "topic", "embedded"): "" uses each ``<ros2_control>`` block's plugin; "embedded" runs
       the physics engine in this process (``robot_core/InProcessSimulator``), "topic" forces the topic-based
       protocol.
-  state_timeout (double, -1): seconds without joint states before a topic-based component is failed
-      (-1: the hardware parameter ``state_timeout`` or 1 s; 0 disables).
+  state_timeout (double, -1): wall-clock seconds without joint states before a topic-based component is
+      failed (-1: the hardware parameter ``state_timeout`` or 1 s; 0 disables). A failed component goes
+      inactive with the controllers commanding it (their goals abort, naming the component and the timeout);
+      when states come back it is active again and its controllers stay inactive until switched on.
   real_time_factor (double, 1.0), start_paused (bool, false), publish_clock (bool, true),
       sim_timestep (double, 0.001): embedded simulator pacing, initial pause, ``/clock`` and physics step.
   thread_priority (int, 50), cpu_affinity (int or int[], unset), lock_memory (bool, true on a PREEMPT_RT
@@ -335,7 +337,9 @@ class ControllerManagerNode(Node):
                     Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
             self._create_sim_services(pacing)
         elif self.get_parameter("use_sim_time").value:
-            pacing = SimClockPacing(self.update_rate)
+            # A dead simulator stops /clock and so the cycles: the idle hook still takes the robot's states and
+            # judges their staleness on wall time.
+            pacing = SimClockPacing(self.update_rate, on_idle=self._idle)
             self.io.on_clock(pacing.on_clock)
         else:
             # Without sim time ROS time is the system clock; read it directly (rclpy's Clock.now() costs tens of
@@ -381,6 +385,11 @@ class ControllerManagerNode(Node):
         core.update(time, period)
         if self.embedded is not None:
             self.outbox.post("clock", self._publish_clock, self.embedded.sim_time)
+
+    def _idle(self) -> None:
+        """No cycle for a while (the clock stopped): take queued states and let the core judge staleness."""
+        self.io.poll()
+        self.core.watchdog()
 
     def _publish_clock(self, t: float) -> None:
         from rosgraph_msgs.msg import Clock
@@ -657,22 +666,36 @@ class ControllerManagerNode(Node):
             adapter.destroy()
 
     # ------------------------------------------------------------------ shutdown
-    def shutdown(self) -> None:
-        """Stop the loop, let the core bring controllers down (hold commands are written once), clean up."""
-        if self.loop is not None:
-            self.loop.stop()
+    def shutdown(self) -> list[str]:
+        """Stop the loop, let the core bring controllers down (hold commands are written once), clean up.
+
+        Threads are joined in order -- the control loop (it reads the hardware's subscriptions and writes through
+        the outbox), then the outbox's publisher, then the /clock executor -- each before what it uses is
+        destroyed. A thread still running when the interpreter exits is killed inside rclpy's C++ code, which
+        aborts the process ("terminate called without an active exception"). Returns the names of threads that
+        did not end (empty: the caller may destroy the nodes and shut rclpy down)."""
+        log = self.get_logger()
+        stuck: list[str] = []
+        if self.loop is not None and not self.loop.stop(timeout=5.0):
+            stuck.append("control loop")
+            log.error("shutdown: the control loop thread did not end within 5 s (a cycle hangs)")
         if self.core is not None:
             try:
-                self.core.shutdown()
+                self.core.shutdown()  # under the core's lock: a stuck cycle, if any, is not run over
             except Exception as exc:
-                self.get_logger().error(f"shutdown: {exc}")
+                log.error(f"shutdown: {exc}")
             self._drop_unloaded_adapters()
         self.outbox.flush(0.5)
-        self.outbox.close()
-        self.io.shutdown()
+        if not self.outbox.close():
+            stuck.append("outbox publisher")
+            log.error("shutdown: the outbox publisher thread did not end")
+        if not self.io.shutdown():
+            stuck.append("hardware io executor")
+            log.error("shutdown: the hardware io executor thread did not end")
         if self._pm_qos_fd is not None:
             os.close(self._pm_qos_fd)  # drops the latency request
             self._pm_qos_fd = None
+        return stuck
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -165,11 +165,16 @@ class HardwareIo:
         for listener in listeners:
             listener(t)
 
-    def shutdown(self) -> None:
+    def shutdown(self, timeout: float = 5.0) -> bool:
+        """Stop the /clock executor, join its thread, then destroy the nodes; False if the thread did not end
+        (the nodes are then left alone: destroying them under a running wait set crashes the process)."""
         with contextlib.suppress(Exception):
             self._executor.shutdown(timeout_sec=1.0)
-        self._thread.join(timeout=2.0)
+        self._thread.join(timeout=timeout)
+        if self._thread.is_alive():
+            return False
         with contextlib.suppress(Exception):
             self.node.destroy_node()
         with contextlib.suppress(Exception):
             self.poll_node.destroy_node()
+        return True

@@ -97,8 +97,10 @@ class Outbox:
             if self.duty < 1.0:
                 time.sleep((perf() - t0) * (1.0 - self.duty) / self.duty)
 
-    def close(self, timeout: float = 2.0) -> None:
+    def close(self, timeout: float = 2.0) -> bool:
+        """Stop and join the publisher thread; False if it is still running after ``timeout``."""
         with self._lock:
             self._stop = True
         self._wake.set()
         self._thread.join(timeout)
+        return not self._thread.is_alive()

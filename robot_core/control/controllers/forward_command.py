@@ -97,6 +97,11 @@ class ForwardCommandController(Controller):
         if self.command_interfaces is not None:
             self.command_interfaces.set(self._command)
 
+    def on_time_jump(self, previous: float, now: float) -> None:
+        """``command_timeout`` counts from the jump: the last command's time is on the old clock."""
+        if self._last_command_time is not None:
+            self._last_command_time = now
+
     @property
     def timed_out(self) -> bool:
         return getattr(self, "_timed_out", False)

@@ -43,7 +43,10 @@ Behaviour:
   means DEFAULT_GOAL_TIME (1 s) here.
 * A new goal (or topic trajectory) preempts the active goal: ABORTED, INVALID_GOAL,
   "Current goal preempted by new incoming action.". Cancel: CANCELED and hold the
-  measured position. Deactivation aborts the active goal.
+  measured position. Deactivation aborts the active goal (with the manager's reason when the hardware
+  failed: "... hardware component 'X' failed: no joint states ... (state_timeout N s)").
+* A backwards jump of the control clock (simulation reset): the goal is aborted ("time jumped back from ...")
+  and the position the hardware reports after the jump is held (``on_time_jump``).
 """
 
 from __future__ import annotations
@@ -365,16 +368,34 @@ class JointTrajectoryController(Controller):
 
     def on_deactivate(self) -> None:
         self._running = False
+        text = "Current goal cancelled during deactivate transition."
+        if self.deactivation_reason:  # e.g. the hardware failed: the client hears why
+            text = f"Current goal cancelled during deactivate transition: {self.deactivation_reason}"
+        self._abort_goals(text)
+
+    def _abort_goals(self, text: str) -> None:
+        """Abort the active and the staged goal (INVALID_GOAL, ``text``)."""
         with self._lock:
             if self._active_goal is not None:
-                self._finish(self._active_goal, GoalStatus.ABORTED, ErrorCode.INVALID_GOAL,
-                             "Current goal cancelled during deactivate transition.")
+                self._finish(self._active_goal, GoalStatus.ABORTED, ErrorCode.INVALID_GOAL, text)
             if self._staged is not None and self._staged.goal_id is not None:
-                self._finish(self._staged.goal_id, GoalStatus.ABORTED, ErrorCode.INVALID_GOAL,
-                             "Current goal cancelled during deactivate transition.")
+                self._finish(self._staged.goal_id, GoalStatus.ABORTED, ErrorCode.INVALID_GOAL, text)
             self._staged = None
             self._staged_cancel.clear()
         self._active_goal = None
+
+    def on_time_jump(self, previous: float, now: float) -> None:
+        """A trajectory timed on the old clock cannot run on the new one (ros2_control aborts too): abort the
+        goal with the reason and hold the position the hardware reports after the jump."""
+        if self._active_goal is not None or self._staged is not None:
+            self._abort_goals(f"Current goal aborted: time jumped back from {previous:.3f} s to {now:.3f} s "
+                              f"(simulator reset?); holding the measured position.")
+        self._read_measured()
+        self._hold_measured()
+        for pid in self.pids:
+            pid.reset()
+        self._next_state_pub = -math.inf
+        self._last_time = now
 
     # ------------------------------------------------------------------ inputs (any thread)
     def accept_goal(self, trajectory: JointTrajectory, tolerances: GoalTolerances | None = None) -> int | GoalRejection:

@@ -10,6 +10,9 @@
 * ``~/controller_state`` (control_msgs/JointTrajectoryControllerState) every update.
 * service ``~/query_state`` (control_msgs/srv/QueryTrajectoryState).
 
+The action's goal, cancel and result services hold GOAL_QUEUE_DEPTH requests (rclpy's default is 10): a burst of
+goals is answered in full, each new one preempting the one before.
+
 Each action goal's execute callback blocks one executor thread (reentrant group) until the core reports its
 result; results are collected from the core's ``poll_results`` and handed to the right goal.
 """
@@ -39,6 +42,8 @@ from robot_core.nodes import ros_conversions as conv
 from robot_core.nodes.controllers.base import ControllerAdapter
 from robot_core.nodes.message_templates import JtcStateBytes
 from robot_core.nodes.parameters import parameter_value
+
+GOAL_QUEUE_DEPTH = 100  # goal / cancel / result requests the action server holds (rclpy's default: 10)
 
 
 def trajectory_from_msg(msg: Any) -> JointTrajectory:
@@ -112,6 +117,7 @@ class JointTrajectoryAdapter(ControllerAdapter):
         from control_msgs.srv import QueryTrajectoryState
         from rclpy.action import ActionServer
         from rclpy.callback_groups import ReentrantCallbackGroup
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
         from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
         self._results: dict[int, GoalResult] = {}
@@ -125,9 +131,14 @@ class JointTrajectoryAdapter(ControllerAdapter):
                                                  callback_group=group), self.node.destroy_subscription)
         self.track(self.node.create_service(QueryTrajectoryState, "~/query_state", self._on_query_state,
                                             callback_group=group), self.node.destroy_service)
+        # rclpy's default service queues keep 10 requests: of a burst of goals (a client replanning fast, a
+        # script sending many) all but 10 were lost unanswered. The server takes one request per wake-up.
+        burst = QoSProfile(depth=GOAL_QUEUE_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
         server = ActionServer(self.node, FollowJointTrajectory, "~/follow_joint_trajectory",
                               execute_callback=self._execute, goal_callback=self._on_goal,
-                              cancel_callback=self._on_cancel, callback_group=group)
+                              cancel_callback=self._on_cancel, callback_group=group,
+                              goal_service_qos_profile=burst, result_service_qos_profile=burst,
+                              cancel_service_qos_profile=burst)
         self.track(server, self._close_action_server)
 
     # ------------------------------------------------------------------ action
