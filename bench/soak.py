@@ -272,11 +272,11 @@ def main() -> int:
             k += 1
             time.sleep(max(0.0, min(t0 + k * SAMPLE_PERIOD, end) - time.monotonic()))
     finally:
+        if client is not None:
+            client.shutdown()  # joins the load threads: their counts are final after this
         counts = dict(client.counts) if client is not None else {}
         anchor_msgs = client.anchor_msgs if client is not None else 0
         failures = dict(client.failures) if client is not None else {}
-        if client is not None:
-            client.shutdown()
         bringup.stop()
     if lost:
         print(f"  stopped early: {', '.join(lost)} exited (logs in {log_dir})")
