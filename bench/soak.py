@@ -6,7 +6,7 @@ inactive ones loaded; no RBC, headless) on a ROS domain of its own, and keeps it
 ``--minutes`` (default 10):
 
 * a FollowJointTrajectory goal every ``--goal-period`` seconds (default 3), alternating between two poses
-  (1.5 s trajectories), each result awaited;
+  (1.5 s trajectories), each result awaited (a tick that finds the previous goal still running is skipped);
 * a ``~/list_controllers`` call every second.
 
 Every 10 s it reads VmRSS from ``/proc/<pid>/status`` of each node process. Anchor, measured in the same run: a
@@ -105,7 +105,13 @@ def slope_kb_per_min(t: list[float], rss: list[int]) -> float | None:
 
 
 class Client:
-    """This process's ROS side: the user's calls and the anchor's reader, spun in a thread of their own."""
+    """This process's ROS side: the user's calls and the anchor's reader.
+
+    Everything runs on one executor thread (timers and done callbacks): rclpy's action client is not safe
+    against a goal sent from another thread while the executor delivers the answer."""
+
+    GOAL_TIMEOUT = 30.0  # s for a goal's answer plus result; longer counts as "no answer"
+    LIST_TIMEOUT = 10.0  # s for a list_controllers answer
 
     def __init__(self) -> None:
         import rclpy
@@ -127,11 +133,16 @@ class Client:
                                    "/joint_trajectory_controller/follow_joint_trajectory")
         self.anchor_msgs = 0
         self.node.create_subscription(JointState, "/soak_anchor", self._count_anchor, 10, raw=True)
-        self.stop = threading.Event()
         self.failures: dict[str, int] = {}  # why a goal did not succeed -> how often
-        self.counts = {"goals": 0, "goals_ok": 0, "goals_failed": 0, "lists": 0, "lists_ok": 0}
-        self._threads = [threading.Thread(target=self._spin, daemon=True)]
-        self._threads[0].start()
+        self.counts = {"goals": 0, "goals_ok": 0, "lists": 0, "lists_ok": 0}  # finished ones only
+        self._goal_since: float | None = None  # monotonic time the goal in flight was sent
+        self._goal_serial = 0
+        self._target = AWAY
+        self._list_since: float | None = None
+        self._list_serial = 0
+        self._timers: list[Any] = []
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
 
     def _count_anchor(self, _msg: bytes) -> None:
         self.anchor_msgs += 1
@@ -140,79 +151,83 @@ class Client:
         with contextlib.suppress(Exception):
             self.executor.spin()
 
-    def _wait(self, future: Any, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not future.done():
-            if self.stop.is_set() or time.monotonic() > deadline:
-                return False
-            time.sleep(0.01)
-        return True
-
     def start_load(self, goal_period: float) -> None:
-        """Goals and list_controllers calls in two threads until ``stop`` is set."""
+        """A goal every ``goal_period`` s (when the previous one is finished) and list_controllers every 1 s."""
         if not self.action.wait_for_server(timeout_sec=60):
             raise RuntimeError("/joint_trajectory_controller/follow_joint_trajectory not available")
         if not self.lister.wait_for_service(timeout_sec=60):
             raise RuntimeError("/controller_manager/list_controllers not available")
-        for target in (self._goals, self._lists):
-            thread = threading.Thread(target=target, args=(goal_period,), daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._timers = [self.node.create_timer(goal_period, self._goal_tick),
+                        self.node.create_timer(1.0, self._list_tick)]
 
-    def _goals(self, period: float) -> None:
+    # --- goals: executor thread only ---------------------------------------------------------------------------
+    def _goal_done(self, serial: int, why: str | None) -> None:
+        if serial != self._goal_serial or self._goal_since is None:
+            return  # an answer to a goal already given up on
+        self._goal_since = None
+        self.counts["goals"] += 1
+        if why is None:
+            self.counts["goals_ok"] += 1
+        else:
+            self.failures[why] = self.failures.get(why, 0) + 1
+
+    def _goal_tick(self) -> None:
         from builtin_interfaces.msg import Duration
         from control_msgs.action import FollowJointTrajectory
         from trajectory_msgs.msg import JointTrajectoryPoint
 
-        target, next_t = AWAY, time.monotonic()
-        while not self.stop.is_set():
-            goal = FollowJointTrajectory.Goal()
-            goal.trajectory.joint_names = JOINTS
-            goal.trajectory.points = [JointTrajectoryPoint(positions=target,
-                                                           time_from_start=Duration(sec=1, nanosec=500_000_000))]
-            self.counts["goals"] += 1
-            sent = self.action.send_goal_async(goal)
-            ok, why = False, "no answer"
-            if self._wait(sent, 30.0):
-                why = "rejected"
-                if sent.result().accepted:
-                    why = "no result"
-                    result = sent.result().get_result_async()
-                    if self._wait(result, 30.0):
-                        code = result.result().result.error_code
-                        ok, why = code == 0, f"error_code {code}"
-            if self.stop.is_set() and not ok:
-                self.counts["goals"] -= 1  # cut short by the end of the run: not an outcome
-                return
-            self.counts["goals_ok" if ok else "goals_failed"] += 1
-            if not ok:
-                self.failures[why] = self.failures.get(why, 0) + 1
-            target = HOME if target is AWAY else AWAY
-            next_t += period
-            self.stop.wait(max(0.0, next_t - time.monotonic()))
+        if self._goal_since is not None:
+            if time.monotonic() - self._goal_since > self.GOAL_TIMEOUT:
+                self._goal_done(self._goal_serial, f"no result within {self.GOAL_TIMEOUT:g} s")
+            else:
+                return  # the previous goal is still running: this tick is skipped
+        goal = FollowJointTrajectory.Goal()
+        goal.trajectory.joint_names = JOINTS
+        goal.trajectory.points = [JointTrajectoryPoint(positions=self._target,
+                                                       time_from_start=Duration(sec=1, nanosec=500_000_000))]
+        self._target = HOME if self._target is AWAY else AWAY
+        self._goal_serial += 1
+        self._goal_since = time.monotonic()
+        serial = self._goal_serial
+        self.action.send_goal_async(goal).add_done_callback(lambda f: self._on_goal_answer(serial, f))
 
-    def _lists(self, _period: float) -> None:
+    def _on_goal_answer(self, serial: int, future: Any) -> None:
+        handle = future.result()
+        if handle is None or not handle.accepted:
+            self._goal_done(serial, "rejected")
+            return
+        handle.get_result_async().add_done_callback(
+            lambda f: self._goal_done(serial, None if f.result().result.error_code == 0
+                                      else f"error_code {f.result().result.error_code}"))
+
+    # --- list_controllers: executor thread only --------------------------------------------------------------
+    def _list_done(self, serial: int, ok: bool) -> None:
+        if serial != self._list_serial or self._list_since is None:
+            return
+        self._list_since = None
+        self.counts["lists"] += 1
+        self.counts["lists_ok"] += int(ok)
+
+    def _list_tick(self) -> None:
         from controller_manager_msgs.srv import ListControllers
 
-        next_t = time.monotonic()
-        while not self.stop.is_set():
-            self.counts["lists"] += 1
-            future = self.lister.call_async(ListControllers.Request())
-            if self._wait(future, 10.0) and future.result() is not None:
-                self.counts["lists_ok"] += 1
-            elif self.stop.is_set():
-                self.counts["lists"] -= 1
+        if self._list_since is not None:
+            if time.monotonic() - self._list_since > self.LIST_TIMEOUT:
+                self._list_done(self._list_serial, False)
+            else:
                 return
-            next_t += 1.0
-            self.stop.wait(max(0.0, next_t - time.monotonic()))
+        self._list_serial += 1
+        self._list_since = time.monotonic()
+        serial = self._list_serial
+        self.lister.call_async(ListControllers.Request()).add_done_callback(
+            lambda f: self._list_done(serial, f.result() is not None))
 
     def shutdown(self) -> None:
-        self.stop.set()
-        for thread in self._threads[1:]:
-            thread.join(35.0)
+        for timer in self._timers:
+            timer.cancel()
         with contextlib.suppress(Exception):
             self.executor.shutdown(timeout_sec=1.0)
-        self._threads[0].join(2.0)
+        self._thread.join(2.0)
         with contextlib.suppress(Exception):
             self.node.destroy_node()
         with contextlib.suppress(Exception):
@@ -273,7 +288,7 @@ def main() -> int:
             time.sleep(max(0.0, min(t0 + k * SAMPLE_PERIOD, end) - time.monotonic()))
     finally:
         if client is not None:
-            client.shutdown()  # joins the load threads: their counts are final after this
+            client.shutdown()  # stops the executor: the counts are final after this
         counts = dict(client.counts) if client is not None else {}
         anchor_msgs = client.anchor_msgs if client is not None else 0
         failures = dict(client.failures) if client is not None else {}
