@@ -1,0 +1,340 @@
+"""Soak benchmark: does the resident memory of the controller manager (and the simulator) stop growing?
+
+Starts the graph ``robot-core bringup`` starts in topic mode (``robot_core.bringup.Bringup`` with the default
+plan: simulator + controller manager, the active controllers of ``config/controllers.yaml`` spawned active, the
+inactive ones loaded; no RBC, headless) on a ROS domain of its own, and keeps it busy the way a user would for
+``--minutes`` (default 10):
+
+* a FollowJointTrajectory goal every ``--goal-period`` seconds (default 3), alternating between two poses
+  (1.5 s trajectories), each result awaited (a tick that finds the previous goal still running is skipped);
+* a ``~/list_controllers`` call every second.
+
+Every 10 s it reads VmRSS from ``/proc/<pid>/status`` of each node process. Anchor, measured in the same run: a
+bare rclpy node (its own process) publishing a 9-joint JointState from one 1 kHz timer, read by a raw
+subscription in this process: its slope is what "no growth" looks like for rclpy + Fast DDS themselves.
+
+The table gives RSS per minute, then the least-squares slope (kB/min) of the samples of the first 2 minutes
+(warm-up) and of the rest. A leak shows as a slope after warm-up clearly above the anchor's.
+
+Run: ``.venv/bin/python bench/soak.py [--minutes 10] [--goal-period 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+JOINTS = [f"joint{i}" for i in range(1, 8)]
+HOME = [0.0, 0.3, 0.0, 1.9, 0.0, 0.94, 0.0]
+AWAY = [0.5, 0.6, -0.3, 1.6, 0.3, 1.2, 0.4]
+SAMPLE_PERIOD = 10.0  # s between RSS samples
+WARM_UP = 120.0  # s: samples before this are the warm-up slope, the rest the steady-state slope
+
+ANCHOR_NODE = """
+import rclpy
+from sensor_msgs.msg import JointState
+rclpy.init()
+node = rclpy.create_node("soak_rss_anchor")
+pub = node.create_publisher(JointState, "/soak_anchor", 10)
+names = [f"joint{i}" for i in range(1, 8)] + ["finger_left_joint", "finger_right_joint"]
+def tick():
+    msg = JointState(name=names, position=[0.1] * 9, velocity=[0.0] * 9, effort=[0.0] * 9)
+    msg.header.stamp = node.get_clock().now().to_msg()
+    pub.publish(msg)
+node.create_timer(0.001, tick)
+print("anchor ready", flush=True)
+try:
+    rclpy.spin(node)
+except (Exception, KeyboardInterrupt):  # stopped with SIGINT: a clean end
+    pass
+"""
+
+_DOMAIN_LOCK: IO[str] | None = None  # held for the whole run: the lock file is the reservation
+
+
+def isolate_ros() -> int:
+    """A domain id in 1..100 no test session holds (same flock files as test/ros_harness.py), localhost only.
+
+    A 10-minute run beside other engineers' test sessions must neither answer their calls nor take theirs."""
+    global _DOMAIN_LOCK
+    start = os.getpid() % 100
+    for k in range(100):
+        domain = 1 + (start + k) % 100
+        f = open(os.path.join(tempfile.gettempdir(), f"robot_core_ros_domain_{domain}.lock"), "w")  # noqa: SIM115
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            continue
+        _DOMAIN_LOCK = f
+        os.environ["ROS_DOMAIN_ID"] = str(domain)
+        os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+        os.environ.pop("ROS_STATIC_PEERS", None)
+        os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+        return domain
+    raise RuntimeError("no free ROS domain id in 1..100")
+
+
+def rss_kb(pid: int) -> int | None:
+    """VmRSS of a live process in kB; None once it has gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def slope_kb_per_min(t: list[float], rss: list[int]) -> float | None:
+    """Least-squares slope of RSS (kB) over time (s), in kB/min; None with fewer than 3 samples."""
+    if len(t) < 3:
+        return None
+    return float(np.polyfit(np.asarray(t) / 60.0, np.asarray(rss, dtype=float), 1)[0])
+
+
+class Client:
+    """This process's ROS side: the user's calls and the anchor's reader.
+
+    Everything runs on one executor thread (timers and done callbacks): rclpy's action client is not safe
+    against a goal sent from another thread while the executor delivers the answer."""
+
+    GOAL_TIMEOUT = 30.0  # s for a goal's answer plus result; longer counts as "no answer"
+    LIST_TIMEOUT = 10.0  # s for a list_controllers answer
+
+    def __init__(self) -> None:
+        import rclpy
+        from control_msgs.action import FollowJointTrajectory
+        from controller_manager_msgs.srv import ListControllers
+        from rclpy.action import ActionClient
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.signals import SignalHandlerOptions
+        from sensor_msgs.msg import JointState
+
+        self.context = Context()
+        rclpy.init(context=self.context, signal_handler_options=SignalHandlerOptions.NO)
+        self.node = rclpy.create_node("soak_bench", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.lister = self.node.create_client(ListControllers, "/controller_manager/list_controllers")
+        self.action = ActionClient(self.node, FollowJointTrajectory,
+                                   "/joint_trajectory_controller/follow_joint_trajectory")
+        self.anchor_msgs = 0
+        self.node.create_subscription(JointState, "/soak_anchor", self._count_anchor, 10, raw=True)
+        self.failures: dict[str, int] = {}  # why a goal did not succeed -> how often
+        self.counts = {"goals": 0, "goals_ok": 0, "lists": 0, "lists_ok": 0}  # finished ones only
+        self._goal_since: float | None = None  # monotonic time the goal in flight was sent
+        self._goal_serial = 0
+        self._target = AWAY
+        self._list_since: float | None = None
+        self._list_serial = 0
+        self._timers: list[Any] = []
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _count_anchor(self, _msg: bytes) -> None:
+        self.anchor_msgs += 1
+
+    def _spin(self) -> None:
+        with contextlib.suppress(Exception):
+            self.executor.spin()
+
+    def start_load(self, goal_period: float) -> None:
+        """A goal every ``goal_period`` s (when the previous one is finished) and list_controllers every 1 s."""
+        if not self.action.wait_for_server(timeout_sec=60):
+            raise RuntimeError("/joint_trajectory_controller/follow_joint_trajectory not available")
+        if not self.lister.wait_for_service(timeout_sec=60):
+            raise RuntimeError("/controller_manager/list_controllers not available")
+        self._timers = [self.node.create_timer(goal_period, self._goal_tick),
+                        self.node.create_timer(1.0, self._list_tick)]
+
+    # --- goals: executor thread only ---------------------------------------------------------------------------
+    def _goal_done(self, serial: int, why: str | None) -> None:
+        if serial != self._goal_serial or self._goal_since is None:
+            return  # an answer to a goal already given up on
+        self._goal_since = None
+        self.counts["goals"] += 1
+        if why is None:
+            self.counts["goals_ok"] += 1
+        else:
+            self.failures[why] = self.failures.get(why, 0) + 1
+
+    def _goal_tick(self) -> None:
+        from builtin_interfaces.msg import Duration
+        from control_msgs.action import FollowJointTrajectory
+        from trajectory_msgs.msg import JointTrajectoryPoint
+
+        if self._goal_since is not None:
+            if time.monotonic() - self._goal_since > self.GOAL_TIMEOUT:
+                self._goal_done(self._goal_serial, f"no result within {self.GOAL_TIMEOUT:g} s")
+            else:
+                return  # the previous goal is still running: this tick is skipped
+        goal = FollowJointTrajectory.Goal()
+        goal.trajectory.joint_names = JOINTS
+        goal.trajectory.points = [JointTrajectoryPoint(positions=self._target,
+                                                       time_from_start=Duration(sec=1, nanosec=500_000_000))]
+        self._target = HOME if self._target is AWAY else AWAY
+        self._goal_serial += 1
+        self._goal_since = time.monotonic()
+        serial = self._goal_serial
+        self.action.send_goal_async(goal).add_done_callback(lambda f: self._on_goal_answer(serial, f))
+
+    def _on_goal_answer(self, serial: int, future: Any) -> None:
+        handle = future.result()
+        if handle is None or not handle.accepted:
+            self._goal_done(serial, "rejected")
+            return
+        handle.get_result_async().add_done_callback(
+            lambda f: self._goal_done(serial, None if f.result().result.error_code == 0
+                                      else f"error_code {f.result().result.error_code}"))
+
+    # --- list_controllers: executor thread only --------------------------------------------------------------
+    def _list_done(self, serial: int, ok: bool) -> None:
+        if serial != self._list_serial or self._list_since is None:
+            return
+        self._list_since = None
+        self.counts["lists"] += 1
+        self.counts["lists_ok"] += int(ok)
+
+    def _list_tick(self) -> None:
+        from controller_manager_msgs.srv import ListControllers
+
+        if self._list_since is not None:
+            if time.monotonic() - self._list_since > self.LIST_TIMEOUT:
+                self._list_done(self._list_serial, False)
+            else:
+                return
+        self._list_serial += 1
+        self._list_since = time.monotonic()
+        serial = self._list_serial
+        self.lister.call_async(ListControllers.Request()).add_done_callback(
+            lambda f: self._list_done(serial, f.result() is not None))
+
+    def shutdown(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        with contextlib.suppress(Exception):
+            self.executor.shutdown(timeout_sec=1.0)
+        self._thread.join(2.0)
+        with contextlib.suppress(Exception):
+            self.node.destroy_node()
+        with contextlib.suppress(Exception):
+            self.context.try_shutdown()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--minutes", type=float, default=10.0, help="soak duration after the graph is up")
+    parser.add_argument("--goal-period", type=float, default=3.0, help="seconds between FollowJointTrajectory goals")
+    args = parser.parse_args()
+    domain = isolate_ros()
+    sys.path.insert(0, str(REPO))
+    from robot_core.bringup import Bringup
+    from robot_core.bringup_plan import BringupOptions, make_plan
+
+    plan = make_plan(BringupOptions.create(mode="topic", rbc=False, headless=True))
+    load0 = os.getloadavg()[0]
+    print("soak benchmark: robot-core bringup, topic mode, rc_arm (7 DOF); active: "
+          f"{', '.join(plan.active_controllers())}; inactive: {', '.join(plan.inactive_controllers())}")
+    print(f"  machine: {os.cpu_count()} CPUs, load average {load0:.2f} at start; ROS domain {domain}; "
+          f"{args.minutes:g} min, a goal every {args.goal_period:g} s, list_controllers every 1 s, "
+          f"RSS every {SAMPLE_PERIOD:g} s", flush=True)
+    log_dir = Path(tempfile.mkdtemp(prefix="soak_logs_"))
+    bringup = Bringup(plan, log_dir=log_dir, ready_timeout=180.0)
+    client: Client | None = None
+    samples: dict[str, list[tuple[float, int]]] = {}
+    lost: list[str] = []
+    try:
+        report = bringup.start()
+        anchor = bringup.supervisor.start("rss_anchor", [sys.executable, "-c", ANCHOR_NODE])
+        deadline = time.monotonic() + 60.0
+        while "anchor ready" not in anchor.output():
+            if not anchor.alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the anchor node did not start:\n{anchor.output()[-2000:]}")
+            time.sleep(0.05)
+        pids = {"controller_manager": report.pids["controller_manager"], "simulator": report.pids["simulator"],
+                "anchor (bare rclpy 1 kHz)": anchor.pid}
+        samples = {name: [] for name in pids}
+        client = Client()
+        client.start_load(args.goal_period)
+        print(f"  graph up in {report.seconds:.1f} s; pids {pids}", flush=True)
+        t0 = time.monotonic()
+        end = t0 + args.minutes * 60.0
+        k = 0
+        while True:
+            now = time.monotonic()
+            for name, pid in pids.items():
+                value = rss_kb(pid)
+                if value is None:
+                    if name not in lost:
+                        lost.append(name)
+                else:
+                    samples[name].append((now - t0, value))
+            if lost or now >= end:
+                break
+            k += 1
+            time.sleep(max(0.0, min(t0 + k * SAMPLE_PERIOD, end) - time.monotonic()))
+    finally:
+        if client is not None:
+            client.shutdown()  # stops the executor: the counts are final after this
+        counts = dict(client.counts) if client is not None else {}
+        anchor_msgs = client.anchor_msgs if client is not None else 0
+        failures = dict(client.failures) if client is not None else {}
+        bringup.stop()
+    if lost:
+        print(f"  stopped early: {', '.join(lost)} exited (logs in {log_dir})")
+
+    print()
+    names = list(samples)
+    header = f"{'minute':>6} " + " ".join(f"{n + ' RSS kB':>34}" for n in names)
+    print(header)
+    minute = 0
+    while True:
+        rows = {n: [v for t, v in samples[n] if t >= minute * 60.0 - 0.5] for n in names}
+        if not all(rows.values()):
+            break
+        print(f"{minute:>6} " + " ".join(f"{rows[n][0]:>34}" for n in names))
+        minute += 1
+    print()
+    print(f"{'slope kB/min (least squares)':<30} {'0-2 min':>10} {'2 min-end':>10} {'samples':>8} {'vs anchor':>10}")
+    slopes: dict[str, tuple[float | None, float | None]] = {}
+    for n in names:
+        early = [(t, v) for t, v in samples[n] if t <= WARM_UP]
+        late = [(t, v) for t, v in samples[n] if t >= WARM_UP]
+        slopes[n] = (slope_kb_per_min([t for t, _ in early], [v for _, v in early]),
+                     slope_kb_per_min([t for t, _ in late], [v for _, v in late]))
+    anchor_late = slopes[names[-1]][1] if names else None
+    for n in names:
+        cells = [f"{s:>10.1f}" if s is not None else f"{'':>10}" for s in slopes[n]]
+        versus = ""
+        if n != names[-1] and slopes[n][1] is not None and anchor_late is not None:
+            versus = f" {slopes[n][1] - anchor_late:>+10.1f}"
+        print(f"{n:<30} {cells[0]} {cells[1]} {len(samples[n]):>8}{versus}")
+    print()
+    print(f"  load: goals {counts.get('goals_ok', 0)}/{counts.get('goals', 0)} succeeded, list_controllers "
+          f"{counts.get('lists_ok', 0)}/{counts.get('lists', 0)} answered, {anchor_msgs} anchor messages read; "
+          f"load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end")
+    if failures:
+        print("  goals that did not succeed: " + ", ".join(f"{why} x{n}" for why, n in sorted(failures.items())))
+    print("  ('vs anchor': steady-state slope minus the anchor's, kB/min; node logs kept only on failure)")
+    if not lost:
+        import shutil
+
+        shutil.rmtree(log_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
