@@ -167,7 +167,7 @@ def _lazy(module: str, attr: str) -> Callable[[Any], Any]:
 
 
 register("bringup", "start simulator, controller manager (+ spawners) and RBC; Ctrl-C stops all",
-         _lazy("robot_core.bringup", "configure_cli"), _lazy("robot_core.bringup", "run_cli"))
+         _lazy("robot_core.bringup.run", "configure_cli"), _lazy("robot_core.bringup.run", "run_cli"))
 register("demo", "bring the example arm up headless, move it through JTC and RBC goals, write plots and a summary",
          _lazy("robot_core.demo", "configure_cli"), _lazy("robot_core.demo", "run_cli"))
 

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from robot_core.bringup import Bringup, BringupError, rbc_available
-from robot_core.bringup_plan import MODES, BringupConfigError, BringupOptions, make_plan
+from robot_core.bringup.plan import MODES, BringupConfigError, BringupOptions, make_plan
+from robot_core.bringup.run import Bringup, BringupError, rbc_available
 from robot_core.demo_report import GoalOutcome, TrackingLog, plot_tracking, summary_dict, summary_text, write_summary
 
 ARM_JOINTS = [f"joint{i}" for i in range(1, 8)]
