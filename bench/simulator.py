@@ -33,16 +33,14 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: _robots and simulator_node
+
+from _robots import ROBOTS, example_robot_data_dir  # noqa: E402
 
 from robot_core.model import RobotModel, load_robot  # noqa: E402
 from robot_core.physics.engine import PhysicsEngine  # noqa: E402
 
 TIMESTEP = 0.001
-ROBOTS = {
-    "panda": "panda_description/urdf/panda.urdf",
-    "pr2": "pr2_description/urdf/pr2.urdf",
-    "ur5": "ur_description/urdf/ur5_robot.urdf",
-}
 
 
 @dataclass
@@ -66,23 +64,12 @@ EXTRA_MEASUREMENTS: list[Callable[[BenchRobot, float], list[Row]]] = []
 
 def measure_node(robot: BenchRobot, seconds: float) -> list[Row]:
     """The simulator node's rows: the console script over DDS (see bench/simulator_node.py)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from simulator_node import node_rows
 
     return [Row(robot.name, label, rtf, note) for label, rtf, note in node_rows(robot.urdf, seconds)]
 
 
 EXTRA_MEASUREMENTS.append(measure_node)
-
-
-def example_robot_data_dir() -> Path:
-    import site
-
-    for root in site.getsitepackages():
-        cand = Path(root) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
-        if cand.is_dir():
-            return cand
-    raise SystemExit("example-robot-data is not installed (needed for the Panda/PR2 models)")
 
 
 def load_bench_robot(name: str) -> BenchRobot:

@@ -200,7 +200,7 @@ def node_rows(urdf: Path, seconds: float) -> list[tuple[str, float, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from simulator import ROBOTS, example_robot_data_dir
+    from _robots import ROBOTS, example_robot_data_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="simulated seconds per measurement")

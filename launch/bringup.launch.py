@@ -4,11 +4,11 @@
                                              [mode:=topic|embedded] [headless:=true] [rbc:=true]
 
 The same nodes with the same parameters as sim.launch.py + control.launch.py + rbc.launch.py, and as
-``robot-core bringup`` on machines without ``ros2 launch`` (both read robot_core.bringup_plan). In embedded
+``robot-core bringup`` on machines without ``ros2 launch`` (both read robot_core.bringup.plan). In embedded
 mode robot_state_publisher is added when installed, so /tf and /robot_description exist in both modes.
 """
 
-from robot_core.launch_support import bringup_part, launch_description
+from robot_core.bringup.launch import bringup_part, launch_description
 
 
 def generate_launch_description():

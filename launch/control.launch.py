@@ -9,7 +9,7 @@ YAML's ``robot_core_bringup`` section are spawned: ``active_controllers`` activa
 with ``--inactive``.
 """
 
-from robot_core.launch_support import control_part, launch_description
+from robot_core.bringup.launch import control_part, launch_description
 
 
 def generate_launch_description():

@@ -6,7 +6,7 @@ With mode:=embedded its raw joint-state vars are remapped onto the broadcaster's
 simulator publishes /robot_joint_states then).
 """
 
-from robot_core.launch_support import launch_description, rbc_part
+from robot_core.bringup.launch import launch_description, rbc_part
 
 
 def generate_launch_description():

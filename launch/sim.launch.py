@@ -6,7 +6,7 @@ Parameters come from config/simulator.yaml; ``robot`` sets its ``urdf_path``. rv
 ``headless:=false`` and it is installed.
 """
 
-from robot_core.launch_support import launch_description, sim_part
+from robot_core.bringup.launch import launch_description, sim_part
 
 
 def generate_launch_description():

@@ -156,7 +156,7 @@ register("describe", "summarise a robot description: tree, DOFs, mass, chains", 
 register("convert", "convert a robot description between formats (by extension)", _configure_convert, _run_convert)
 
 
-# --- bringup and demo (robot_core.bringup, robot_core.demo) ------------------------------------------------------
+# --- bringup and demo (robot_core.bringup.run, robot_core.demo.cli) --------------------------------------------
 def _lazy(module: str, attr: str) -> Callable[[Any], Any]:
     """Call ``module.attr`` on first use, so other subcommands do not import it."""
     def call(arg: Any) -> Any:
@@ -167,9 +167,9 @@ def _lazy(module: str, attr: str) -> Callable[[Any], Any]:
 
 
 register("bringup", "start simulator, controller manager (+ spawners) and RBC; Ctrl-C stops all",
-         _lazy("robot_core.bringup", "configure_cli"), _lazy("robot_core.bringup", "run_cli"))
+         _lazy("robot_core.bringup.run", "configure_cli"), _lazy("robot_core.bringup.run", "run_cli"))
 register("demo", "bring the example arm up headless, move it through JTC and RBC goals, write plots and a summary",
-         _lazy("robot_core.demo", "configure_cli"), _lazy("robot_core.demo", "run_cli"))
+         _lazy("robot_core.demo.cli", "configure_cli"), _lazy("robot_core.demo.cli", "run_cli"))
 
 
 # --- entry point ------------------------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from ros_harness import NodeProcess, wait_for, wait_future
 
-from robot_core.bringup import READY_PREFIX, rbc_available
-from robot_core.supervisor import MARKER_ENV, processes_with_marker
+from robot_core.bringup.run import READY_PREFIX, rbc_available
+from robot_core.bringup.supervisor import MARKER_ENV, processes_with_marker
 
 pytest.importorskip("rclpy")
 pytestmark = [pytest.mark.ros, pytest.mark.slow]

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from ros_harness import REPO
 
-from robot_core.bringup_plan import (
+from robot_core.bringup.plan import (
     BRINGUP_SECTION,
     BringupConfigError,
     BringupOptions,

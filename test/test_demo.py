@@ -9,7 +9,7 @@ import uuid
 import pytest
 from ros_harness import NodeProcess, wait_for
 
-from robot_core.supervisor import MARKER_ENV, processes_with_marker
+from robot_core.bringup.supervisor import MARKER_ENV, processes_with_marker
 
 pytest.importorskip("rclpy")
 pytestmark = [pytest.mark.ros, pytest.mark.slow]

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from robot_core.demo_report import GoalOutcome, TrackingLog, plot_tracking, summary_dict, summary_text, with_gaps
+from robot_core.demo.report import GoalOutcome, TrackingLog, plot_tracking, summary_dict, summary_text, with_gaps
 
 
 def _log_with_lag(lag: float = 0.1) -> TrackingLog:

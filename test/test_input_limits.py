@@ -16,7 +16,7 @@ from cm_helpers import CONTROLLERS_YAML, RC_ARM, CmClient
 from rbc_helpers import Client, arm_urdf, start
 from ros_harness import NodeProcess
 
-from robot_core.bringup_plan import BringupConfigError, node_parameters
+from robot_core.bringup.plan import BringupConfigError, node_parameters
 from robot_core.cli import main as cli_main
 from robot_core.control.config import load_config
 from robot_core.control.errors import ControlError

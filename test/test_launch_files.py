@@ -18,8 +18,8 @@ import uuid
 import pytest
 from ros_harness import REPO, NodeProcess, wait_for, wait_future
 
-from robot_core.bringup import rbc_available
-from robot_core.supervisor import processes_with_marker
+from robot_core.bringup.run import rbc_available
+from robot_core.bringup.supervisor import processes_with_marker
 
 LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
 NO_LAUNCH = ("the 'launch' package is not importable: ROS 2 launch is not part of the PyPI wheels this set-up "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ros_harness import REPO
 
-from robot_core.pose_render import RenderError, render_with_fallback
+from robot_core.demo.pose_render import RenderError, render_with_fallback
 
 
 def test_renders_the_arm_at_a_pose_with_the_first_working_backend(tmp_path):

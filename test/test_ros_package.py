@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from ros_harness import NodeProcess, answered_eventually, wait_for, wait_future
 
-from robot_core.bringup import READY_PREFIX, configure_cli, plan_from_args
-from robot_core.bringup_plan import BringupOptions, make_plan, share_dir
-from robot_core.supervisor import MARKER_ENV, processes_with_marker
+from robot_core.bringup.plan import BringupOptions, make_plan, share_dir
+from robot_core.bringup.run import READY_PREFIX, configure_cli, plan_from_args
+from robot_core.bringup.supervisor import MARKER_ENV, processes_with_marker
 
 pytest.importorskip("rclpy")
 pytest.importorskip("ament_index_python")

@@ -111,7 +111,7 @@ def test_setup_restores_a_deleted_launcher_on_the_real_venv():
     """A stamp says "done" but a generated file went missing: the set-up notices and puts it back.
 
     The one repair done on the real venv: other processes sharing it fall back to bin/simulator meanwhile
-    (robot_core.bringup_plan.executable). Reinstalling robot_core (a console script or the editable hook gone)
+    (robot_core.bringup.plan.executable). Reinstalling robot_core (a console script or the editable hook gone)
     would take every console script away for seconds, so that repair is unit-tested against a temporary prefix.
     """
     _own_venv_or_skip()

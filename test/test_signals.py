@@ -18,8 +18,8 @@ from cm_helpers import CONTROLLERS_YAML
 from rbc_helpers import Client, Goal, arm_urdf, joint_goal
 from ros_harness import REPO, NodeProcess, wait_for
 
+from robot_core.bringup.supervisor import Supervisor
 from robot_core.nodes.node_main import ShutdownRequest, params_files
-from robot_core.supervisor import Supervisor
 
 RC_ARM = REPO / "urdf" / "rc_arm.urdf"
 SIGINT, SIGTERM = signal.SIGINT, signal.SIGTERM

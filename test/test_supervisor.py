@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ros_harness import wait_for
 
-from robot_core.supervisor import MARKER_ENV, Supervisor, processes_with_marker
+from robot_core.bringup.supervisor import MARKER_ENV, Supervisor, processes_with_marker
 
 # A child that ignores SIGINT (like a node stuck in shutdown) and has a grandchild of its own.
 STUBBORN = textwrap.dedent("""
@@ -82,7 +82,7 @@ def test_children_die_with_a_killed_supervisor(tmp_path):
     script.write_text(textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-        from robot_core.supervisor import Supervisor
+        from robot_core.bringup.supervisor import Supervisor
         sup = Supervisor(marker={marker!r})
         for i in range(2):
             sup.start(f"child{{i}}", [sys.executable, "-c", "import time; time.sleep(600)"])

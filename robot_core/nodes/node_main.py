@@ -9,7 +9,7 @@ default handlers turn each one into a KeyboardInterrupt wherever the main thread
   ignored while the node shuts down. The node's own shutdown code runs once, in the main thread.
 * :func:`guard_start_up` (called when ``robot_core.nodes`` is imported) installs these handlers as soon as a
   node console script starts, before the second-long imports, and unblocks the signals a supervisor may
-  have held back (see :mod:`robot_core.supervisor`), so a signal during start-up is recorded, not raised.
+  have held back (see :mod:`robot_core.bringup.supervisor`), so a signal during start-up is recorded, not raised.
 * :func:`run_node` is the common main loop: build the node, spin it in a thread, wait for the request,
   stop, join, shut rclpy down. :func:`finish` ends a node script with ``os._exit`` after that clean
   shutdown: the middleware's C++ static destructors otherwise run at interpreter exit while one of its

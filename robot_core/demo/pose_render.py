@@ -111,7 +111,7 @@ def render_with_fallback(robot_file: str | Path, positions: Mapping[str, float],
         if backend in ("egl", "osmesa"):
             env["PYOPENGL_PLATFORM"] = backend
         try:
-            proc = subprocess.run([sys.executable, "-m", "robot_core.pose_render", request], env=env,
+            proc = subprocess.run([sys.executable, "-m", "robot_core.demo.pose_render", request], env=env,
                                   capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             failures.append(f"{backend}: no answer in {timeout:g} s")

@@ -2,7 +2,7 @@
 
 Imported only by launch files (it needs ``launch`` and ``launch_ros``, which a ROS 2 installation has and the
 PyPI wheels do not). Every launch file declares the same arguments and builds the same
-:class:`robot_core.bringup_plan.BringupPlan` that ``robot-core bringup`` uses, then keeps its own part of it,
+:class:`robot_core.bringup.plan.BringupPlan` that ``robot-core bringup`` uses, then keeps its own part of it,
 so the launch files and the embedded bringup cannot drift apart.
 """
 
@@ -16,7 +16,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from launch import LaunchContext, LaunchDescription
-from robot_core.bringup_plan import (
+from robot_core.bringup.plan import (
     DEFAULT_CONTROLLERS,
     DEFAULT_ROBOT,
     PACKAGE,

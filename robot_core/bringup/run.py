@@ -1,8 +1,8 @@
 """``robot-core bringup``: the launch files' graph on machines without ``ros2 launch``.
 
-Runs the plan of :mod:`robot_core.bringup_plan` (the launch files read the same plan) as **child processes**,
+Runs the plan of :mod:`robot_core.bringup.plan` (the launch files read the same plan) as **child processes**,
 one per node, each the node's own console script in its own process group under a
-:class:`robot_core.supervisor.Supervisor`; then runs the spawner for the active and the ``--inactive``
+:class:`robot_core.bringup.supervisor.Supervisor`; then runs the spawner for the active and the ``--inactive``
 controllers, waits until the graph answers over DDS (controllers in the expected states, ``/joint_states``
 flowing, the RBC's ``~/l2_ctrl`` service up), prints one ``robot_core bringup ready: ...`` line and keeps
 running until Ctrl-C / SIGTERM, when every child is stopped (SIGINT, then SIGTERM, then SIGKILL). Separate
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robot_core.bringup_plan import (
+from robot_core.bringup.plan import (
     MODES,
     RVIZ_CONFIG,
     BringupConfigError,
@@ -41,7 +41,7 @@ from robot_core.bringup_plan import (
     robot_urdf_text,
     share_dir,
 )
-from robot_core.supervisor import MARKER_ENV, Child, LineSink, Supervisor
+from robot_core.bringup.supervisor import MARKER_ENV, Child, LineSink, Supervisor
 
 READY_PREFIX = "robot_core bringup ready:"
 

@@ -71,7 +71,7 @@ def package_executable(package: str, name: str) -> Path | None:
 def share_dir() -> Path:
     """robot_core's share folder: the checkout this code runs from (editable / PYTHONPATH: its launch/ and
     config/ are the ones being edited), else the ament index's (an installed package)."""
-    source = Path(__file__).resolve().parent.parent
+    source = Path(__file__).resolve().parents[2]  # robot_core/bringup/plan.py -> the checkout
     if (source / DEFAULT_CONTROLLERS).is_file():
         return source
     prefix = package_prefix(PACKAGE)

@@ -1,0 +1,55 @@
+"""The README's main job: ``make demo`` = ``python -m robot_core.demo`` = ``robot-core demo``.
+
+The command line of the demo: options, signal handling (Ctrl-C stops every node), the scenario to run
+(:data:`robot_core.demo.scenarios.DEFAULT`; one today, the arm).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from robot_core.bringup.plan import MODES
+from robot_core.demo.runner import run_demo
+from robot_core.demo.scenarios import DEFAULT, SCENARIOS
+
+
+def configure_cli(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", default="demo_output", metavar="DIR",
+                        help="folder for tracking.png, final_pose.png, summary.txt/json, logs/ (default ./demo_output)")
+    parser.add_argument("--mode", choices=MODES, default="topic",
+                        help="topic: simulator in its own process (default); embedded: physics in the controller "
+                             "manager")
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    interrupted: list[int] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+
+    # Explicit handlers: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still stop the nodes.
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return run_demo(SCENARIOS[DEFAULT], Path(args.output), args.mode)
+    except BaseException:
+        # The interrupt may surface as another exception (e.g. an import it cut short); the nodes are stopped
+        # either way by Bringup's context manager.
+        if not interrupted:
+            raise
+        print(f"robot_core demo: interrupted ({signal.Signals(interrupted[0]).name}); every node was stopped",
+              file=sys.stderr)
+        return 130
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m robot_core.demo", description=__doc__.splitlines()[0])
+    configure_cli(parser)
+    return run_cli(parser.parse_args(argv))

@@ -1,0 +1,126 @@
+"""Runs one demo scenario against the real graph and writes its outputs; scenario-independent.
+
+Brings the scenario's robot up headless through :class:`robot_core.bringup.run.Bringup` (simulator, controller
+manager, RBC as child processes; controllers spawned with the spawner), starts the demo's ROS client
+(:mod:`robot_core.demo.client`), hands it to the scenario's steps, stops the nodes and writes into the output
+folder (default ./demo_output): ``tracking.png`` (commanded vs. actual positions and tracking error over simulated
+time), ``final_pose.png`` (MuJoCo offscreen rendering of the final pose; a ``cartesian_goal`` fact is drawn as a
+green sphere), ``summary.txt`` / ``summary.json`` (each goal's result, max tracking error, achieved real-time
+factor) and ``logs/<node>.log``. Exit code 0 only when every goal succeeded and every file was written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from robot_core.bringup.plan import BringupConfigError, BringupOptions, make_plan
+from robot_core.bringup.run import Bringup, BringupError
+from robot_core.demo.client import DemoNode, DemoStepError, progress
+from robot_core.demo.report import GoalOutcome, TrackingLog, plot_tracking, summary_dict, summary_text, write_summary
+
+Facts = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What a scenario (one file in robot_core/demo/scenarios/) gives the runner.
+
+    Progress is numbered over ``steps``: the runner takes step 1 (bring-up) and the last two (stopping the nodes,
+    writing the outputs); the scenario's ``run`` numbers its own steps from 2 to ``steps - 2``."""
+
+    name: str
+    subject: str  # what is brought up, for the progress line ("the example arm")
+    joints: Sequence[str]  # joints recorded for tracking.png
+    steps: int
+    prepare: Callable[[Path, Facts], None]  # facts known before bring-up (e.g. a Cartesian goal) from the robot file
+    run: Callable[[DemoNode, int, Facts], tuple[list[GoalOutcome], Facts]]  # the goals, and facts on the motion
+    robot: str | None = None  # robot file; None: the bringup's default (urdf/rc_arm.urdf)
+
+
+def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str | None = None) -> int:
+    """Run ``scenario`` with the nodes in ``mode``; ``robot`` overrides the scenario's robot file."""
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    output = output.resolve()
+    output.mkdir(parents=True, exist_ok=True)
+    for stale in ("tracking.png", "final_pose.png", "summary.txt", "summary.json"):
+        with contextlib.suppress(FileNotFoundError):
+            (output / stale).unlink()
+    n_steps = scenario.steps
+    progress(f"robot_core demo -> {output}")
+    progress(f"[1/{n_steps}] bringing {scenario.subject} up headless (mode {mode}; node logs in {output / 'logs'})")
+    try:
+        plan = make_plan(BringupOptions.create(robot=robot or scenario.robot, mode=mode, headless=True))
+    except BringupConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    goals: list[GoalOutcome] = []
+    facts: dict[str, Any] = {"robot": plan.options.robot.name, "mode": mode}
+    scenario.prepare(plan.options.robot, facts)
+    log = TrackingLog(scenario.joints)
+    wall0 = time.monotonic()
+    motion: dict[str, Any] = {}
+    try:
+        with Bringup(plan, log_dir=output / "logs", progress=lambda m: progress(f"      {m}")) as bringup:
+            assert bringup.report is not None
+            facts["bringup_seconds"] = round(bringup.report.seconds, 2)
+            facts["nodes"] = list(bringup.report.pids)
+            for note in bringup.report.notes:
+                progress(f"      note: {note}")
+            progress(f"      up in {bringup.report.seconds:.1f} s: {', '.join(bringup.report.pids)}")
+            demo = DemoNode(log)
+            try:
+                goals, motion = scenario.run(demo, n_steps, facts)
+            except DemoStepError as exc:
+                progress(f"      FAILED: {exc}")
+                goals.append(GoalOutcome("demo set-up", "ROS graph", False, "failed", str(exc)))
+            finally:
+                demo.shutdown()
+            progress(f"[{n_steps - 1}/{n_steps}] stopping the nodes")
+    except (BringupError, OSError) as exc:
+        progress(f"      bringup FAILED: {exc}")
+        goals = goals or [GoalOutcome("bringup", "robot-core bringup", False, "failed", str(exc))]
+    facts.update(motion)
+    facts["wall_seconds_total"] = round(time.monotonic() - wall0, 1)
+    progress(f"[{n_steps}/{n_steps}] writing {output}")
+    facts["files"] = _write_outputs(log, output, plan.options.robot, facts, goals)
+    summary = summary_dict(goals, **facts)
+    files_ok = all((output / f).is_file() for f in ("tracking.png", "final_pose.png"))
+    if not files_ok:
+        summary["success"] = False
+    write_summary(summary, output)
+    print()
+    print(summary_text(summary))
+    return 0 if summary["success"] else 1
+
+
+def _write_outputs(log: TrackingLog, output: Path, robot_file: Path, facts: dict[str, Any],
+                   goals: list[GoalOutcome]) -> dict[str, str]:
+    from robot_core.demo.pose_render import RenderError, render_with_fallback
+
+    files: dict[str, str] = {}
+    title = (f"robot_core demo: {facts.get('robot')}, {facts.get('mode')} mode -- commanded (dashed) vs. actual "
+             f"(solid) joint positions")
+    info = plot_tracking(log, output / "tracking.png", title)
+    files["plot"] = str(output / "tracking.png")
+    facts["samples"] = info
+    positions = dict(facts.get("final_positions") or log.last_actual())
+    goal = (facts.get("cartesian_goal") or {}).get("position")
+    try:
+        caption = (f"{facts.get('robot')} at its final pose ({facts.get('mode')} mode)"
+                   + ("; green sphere: the CartesianReach goal of VF0" if goal else ""))
+        rendered = render_with_fallback(robot_file, positions, output / "final_pose.png", goal=goal, caption=caption)
+        facts["gl_backend"] = rendered["backend"]
+        files["rendering"] = str(output / "final_pose.png")
+    except RenderError as exc:
+        facts["gl_backend"] = f"none: {exc}"
+        goals.append(GoalOutcome("rendering", "MuJoCo offscreen", False, "failed", str(exc)))
+    files["summary"] = str(output / "summary.txt")
+    return files
+
