@@ -79,8 +79,10 @@ def validate(spec: ParamSpec, value: Any, node: str) -> Any:
 
     Checks type, finiteness, range and choices; the message names the node and the parameter.
     """
+    given = value  # the message quotes what the user gave, not its conversion
+
     def fail(what: str) -> ParamError:
-        return ParamError(f"{node}: parameter '{spec.name}' = {value!r} must be {what}")
+        return ParamError(f"{node}: parameter '{spec.name}' = {given!r} must be {what}")
 
     t = spec.type
     if t == "bool":
