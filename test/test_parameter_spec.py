@@ -72,7 +72,7 @@ def test_check_table_refuses_duplicates_missing_descriptions_and_bad_defaults():
         check_table([RATE, RATE])
     with pytest.raises(ParamError, match="no description"):
         check_table([ParamSpec("x", "bool", True, " ")])
-    with pytest.raises(ParamError, match="'y' = 0.0 must be > 0"):
+    with pytest.raises(ParamError, match=re.escape("'y' = 0.0 must be > 0")):
         check_table([ParamSpec("y", "double", 0.0, "y", minimum=0.0, exclusive_min=True)])
 
 
