@@ -8,36 +8,9 @@ Per controller (as upstream): ``<name>.type``, ``<name>.params_file`` (string or
 loaded into the controller's node, set by ``spawner -p``), ``<name>.node_options_args`` (ROS arguments of the
 controller's node, set by ``spawner --controller-ros-args``).
 
-Parameters:
-  update_rate (int, 100): control loop rate in Hz (simulated seconds with ``use_sim_time``).
-  robot_description (string): the URDF; empty -> the ``robot_description`` topic (transient local) is used.
-  robot_description_file (string): convenience alternative: a URDF / xacro / .g file path.
-  publish_robot_description (bool, true): with ``robot_description_file``, publish the robot as URDF text
-      (xacro expanded, .g converted) on ``/robot_description`` (transient local), for the tools that read it
-      there (rqt_joint_trajectory_controller, MoveIt, rviz) when no robot_state_publisher runs.
-  hardware_mode ("", "topic", "embedded"): "" uses each ``<ros2_control>`` block's plugin; "embedded" runs
-      the physics engine in this process (``robot_core/InProcessSimulator``), "topic" forces the topic-based
-      protocol.
-  state_timeout (double, -1): wall-clock seconds without joint states before a topic-based component is
-      failed (-1: the hardware parameter ``state_timeout`` or 1 s; 0 disables). A failed component goes
-      inactive with the controllers commanding it (their goals abort, naming the component and the timeout);
-      when states come back it is active again and its controllers stay inactive until switched on.
-  real_time_factor (double, 1.0), start_paused (bool, false), publish_clock (bool, true),
-      sim_timestep (double, 0.001): embedded simulator pacing, initial pause, ``/clock`` and physics step.
-  thread_priority (int, 50), cpu_affinity (int or int[], unset), lock_memory (bool, true on a PREEMPT_RT
-      kernel): as upstream's ros2_control_node, the update loop thread runs with SCHED_FIFO at that priority
-      (0: normal scheduling), pinned to those CPUs, with the process's memory locked; what the system refuses
-      is warned about and the loop runs anyway (see robot_core.nodes.realtime). With ``real_time_factor`` 0
-      the embedded loop never sleeps, so it keeps normal scheduling.
-  cpu_dma_latency (int, -1): >= 0 holds a PM QoS request (/dev/cpu_dma_latency, as cyclictest) that keeps every
-      CPU's wake-up latency at most this many microseconds while the manager runs; 0 = idle CPUs poll instead
-      of sleeping: much less jitter at 1 kHz, more power. -1 leaves the system as it is (upstream does not
-      touch it).
-  overrun_report_period (double, 5.0): at most one overrun warning per this many seconds.
-  publisher_duty_cycle (double, 0.5): share of wall time the thread publishing controller outputs and /clock
-      may use (newest value wins when it cannot keep up; see robot_core.nodes.outbox). 1.0 = no limit.
-  hardware_components_initial_state.unconfigured / .inactive (string[]): components that start in that state
-      instead of active (upstream's parameter).
+Parameters: declared from ``CONTROLLER_MANAGER_PARAMS`` (robot_core.nodes.node_params) with type, default,
+range, description and read-only in their descriptors; the table is in doc/nodes/controller_manager.md
+(generated). All but ``overrun_report_period`` are read once at start-up.
 
 Services (private, controller_manager_msgs): list_controllers, list_controller_types, load_controller,
 configure_controller, switch_controller, cleanup_controller, unload_controller, reload_controller_libraries,

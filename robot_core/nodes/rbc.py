@@ -4,36 +4,8 @@ It reads the robot's URDF, builds the coupler from the ``<rbc>`` tags, subscribe
 publishes every cmd topic once per cycle, exposes the middle layer (aggregated per-var topics, get/set
 services) and creates reachers/extenders at run time, each as its own node (robot_core.nodes.rbc_instance_node).
 
-Parameters (node ``rbc``; read at start):
-
-=============================  ====================  ========================================================
-``robot_description``          string ""             URDF (or xacro) text
-``urdf_path``                  string ""             URDF / xacro / .g file, used when the above is ""
-``robot_description_topic``    "/robot_description"  neither given: wait for the URDF there (transient local)
-``package_dirs``               string[] []           extra roots for ``package://``
-``rate``                       100.0                 coupler cycle, Hz of steady (wall) time
-``stale_timeout``              0.5                   s without an update after which a state var is stale
-``stale_as_nan``               true                  stale values are NaN in the ``~/<var>`` outputs
-``publish_state_on_message``   true                  publish the ``~/<var>`` outputs fed by a state topic as
-                                                     soon as a message arrives (lowest latency); the cycle
-                                                     then repeats a state output only when no message
-                                                     refreshed it for 1/``heartbeat_rate`` s (so a dead
-                                                     driver's NaNs still show); false: every output once
-                                                     per cycle. Outputs of cmd vars go out every cycle.
-``heartbeat_rate``             10.0                  see above, Hz
-``joint_state_match``          "auto"                JointState states by joint name ("index": by tag index)
-``position_vars``              ["q_ref:q"]           position-reference cmd vars and their measured state
-                                                     var ("cmd:state"); reachers add increments to them
-``max_position_lead``          0.1                   clip of a position reference around the measurement
-                                                     (<= 0: no clip)
-``output_rate``                50.0                  Hz of reacher/extender outputs (wrenches, /tf)
-``feedback_rate``              20.0                  Hz of action feedback
-``apply_wrench_service``       "/simulator/apply_wrench"  ContactSimulation in mode 'service' calls this
-``instance_threads``           16                    threads of the instance executor (a running goal
-                                                     holds one)
-``preload_kinematics``         true                  build the kinematics model at start (in the
-                                                     background) instead of at the first VF/CS/TC use
-=============================  ====================  ========================================================
+Parameters (node ``rbc``; read at start, read-only): declared from ``RBC_PARAMS``
+(robot_core.nodes.node_params); the table is in doc/nodes/rbc.md (generated).
 
 Coupler time is steady (wall) time: staleness, reacher dt and goal timeouts are wall seconds, so a paused or
 dead driver makes vars stale instead of freezing time. Every stamp the node writes comes from the node clock

@@ -11,37 +11,9 @@ a service cannot be starved by a simulation running as fast as possible. The str
 /tf) are serialized once and then published as patched bytes (:mod:`robot_core.nodes.serialized_template`),
 which keeps a 1 kHz loop cheap.
 
-Parameters (node ``simulator``; read at start unless noted):
-
-====================================  ====================  =================================================
-``robot_description``                 string ""             URDF (or xacro) text, as robot_state_publisher takes
-``urdf_path``                         string ""             a .urdf / .xacro / .g file (used if the above is "")
-``robot_description_topic``           "/robot_description"  neither given: wait for the description on this
-                                                            topic (transient local); given: publish it there
-``publish_robot_description``         true                  publish the description we were given (latched)
-``package_dirs``                      string[] []           extra roots for ``package://`` (besides the ament
-                                                            index, AMENT_PREFIX_PATH and ROS_PACKAGE_PATH)
-``fixed_base``                        true                  weld the root link to the world (false: free base)
-``timestep``                          0.001                 physics step, s
-``real_time_factor``                  1.0                   simulated s per wall s; 0 = as fast as possible
-                                                            (can be changed while running)
-``publish_rate``                      250.0                 joint states, Hz of simulated time
-``clock_rate``                        1000.0                /clock, Hz of simulated time (at most every step)
-``publish_tf`` / ``tf_rate``          true / 100.0          /tf of the moving joints, Hz of simulated time
-``world_frame``                       "world"               parent frame of a floating base's root in /tf
-``status_rate``                       10.0                  ~/status, Hz of wall time; also the rate at which
-                                                            clock, states and tf are repeated while paused
-``joint_states_topic``                "/robot_joint_states"
-``joint_commands_topic``              "/robot_joint_commands"
-``start_paused``                      false
-``command_timeout``                   0.5                   wall seconds without a command message after which
-                                                            velocity-commanded joints stop (velocity 0) and
-                                                            effort-commanded ones hold their position; 0 = off
-``max_step_request``                  1000000               most steps one ``~/step`` request may ask for
-``initial_positions.<joint>``         double                start (and reset) position of a joint; in YAML a
-                                                            map ``initial_positions: {joint1: 0.3}``
-``gains.<joint>.kp|kd|kv``            double                servo gains overriding the engine's tuned ones
-====================================  ====================  =================================================
+Parameters (node ``simulator``): declared from ``SIMULATOR_PARAMS`` (robot_core.nodes.node_params), with
+type, default, range, description and read-only in their descriptors; the table is in doc/nodes/simulator.md
+(generated). All are read at start except ``real_time_factor``.
 
 Topics: joint states (sensor_msgs/JointState, every scalar joint incl. mimic, URDF order, stamped with simulated
 time; reliable, keep-last 10, so both sensor-data (best-effort) and default subscribers connect); joint commands
