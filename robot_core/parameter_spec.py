@@ -102,6 +102,8 @@ def validate(spec: ParamSpec, value: Any, node: str) -> Any:
             raise fail("a list of strings")
         return [str(v) for v in value]
     if t == "int|int[]":
+        if value is None or value == "" or value == []:
+            return value  # unset (an empty list in YAML arrives without a type)
         items = [value] if isinstance(value, int) else value
         if isinstance(items, (str, bytes)) or not isinstance(items, Iterable) or \
                 any(isinstance(v, bool) or not isinstance(v, int) for v in items):

@@ -44,6 +44,7 @@ def test_choices_strings_lists_and_int_or_list():
         validate(names, "a", "s")
     cpus = ParamSpec("cpus", "int|int[]", None, "cpus", minimum=0, optional=True)
     assert validate(cpus, 1, "cm") == 1 and validate(cpus, [0, 1], "cm") == [0, 1]
+    assert validate(cpus, None, "cm") is None and validate(cpus, [], "cm") == []
     for bad in (-1, [0, -1], [0.5], "0"):
         with pytest.raises(ParamError, match="'cpus'"):
             validate(cpus, bad, "cm")

@@ -52,7 +52,7 @@ CONTROLLER_MANAGER_PARAMS: tuple[P, ...] = (
       "this process (lockstep); 'topic' forces the topic-based protocol (case and blanks ignored)",
       choices=("", "topic", "embedded")),
     P("state_timeout", "double", -1.0, "wall-clock seconds without joint states before a topic-based component "
-      "fails (-1: the hardware parameter state_timeout or 1 s; 0 disables)", minimum=-1.0, unit="s"),
+      "fails (negative, e.g. -1: the hardware parameter state_timeout or 1 s; 0 disables)", unit="s"),
     P("real_time_factor", "double", 1.0, "embedded mode: simulated s per wall s; 0 = as fast as possible",
       minimum=0.0),
     P("start_paused", "bool", False, "embedded mode: start paused"),
@@ -64,10 +64,11 @@ CONTROLLER_MANAGER_PARAMS: tuple[P, ...] = (
       "/clock may use (newest value wins when it cannot keep up); 1.0 = no limit", minimum=0.0,
       exclusive_min=True, maximum=1.0),
     P("thread_priority", "int", DEFAULT_THREAD_PRIORITY, "SCHED_FIFO priority of the update loop thread, as "
-      "ros2_control_node; 0 = normal scheduling", minimum=0, maximum=99),
+      "ros2_control_node; 0 = normal scheduling; outside the system's SCHED_FIFO range (1-99 on Linux) the loop "
+      "runs with normal scheduling and a warning"),
     P("cpu_dma_latency", "int", -1, ">= 0 holds a PM QoS request (/dev/cpu_dma_latency) keeping every CPU's "
       "wake-up latency at most this many µs while the manager runs; 0 = idle CPUs poll; -1 = leave the system "
-      "as it is", minimum=-1, unit="µs"),
+      "as it is (any negative value)", unit="µs"),
     P("cpu_affinity", "int|int[]", None, "CPUs the update loop thread is pinned to (unset: no pinning)",
       minimum=0, optional=True),
     P("lock_memory", "bool", None, "lock the process's memory (unset: true on a PREEMPT_RT kernel)",
