@@ -101,6 +101,12 @@ def test_declared_parameters_match_the_page(node: str, given: bool, context: Any
     try:
         names = instance.list_parameters([], 0).names
         descriptors = dict(zip(names, instance.describe_parameters(names), strict=True))
+        # a refused set of a read-only parameter says why in our words (rclpy's own text names no cause)
+        from rclpy.parameter import Parameter
+
+        first = next(s for s in specs if s.read_only and not s.family and not s.optional)
+        refusal = instance.set_parameters([Parameter(first.name, value=first.default)])[0]
+        assert not refusal.successful and "read" in refusal.reason and "Trying to set" not in refusal.reason
     finally:
         if hasattr(instance, "shutdown"):
             instance.shutdown()
