@@ -47,6 +47,7 @@ class ParamSpec:
     unit: str = ""
     optional: bool = False
     family: bool = False
+    fold_case: bool = False  # choices match after strip() and lower() (the node normalises the same way)
 
     def matches(self, name: str) -> bool:
         """Whether a declared ``name`` is this parameter (for a family: each ``<...>`` stands for any text)."""
@@ -92,7 +93,7 @@ def validate(spec: ParamSpec, value: Any, node: str) -> Any:
     if t == "string":
         if not isinstance(value, str):
             raise fail("a str")
-        if spec.choices and value not in spec.choices:
+        if spec.choices and (value.strip().lower() if spec.fold_case else value) not in spec.choices:
             raise fail(spec.range_text())
         return value
     if t == "string[]":

@@ -38,6 +38,8 @@ def test_choices_strings_lists_and_int_or_list():
     assert validate(mode, "topic", "cm") == "topic"
     with pytest.raises(ParamError, match=re.escape("cm: parameter 'mode' = 'tpoic' must be one of '', 'topic'")):
         validate(mode, "tpoic", "cm")
+    folded = ParamSpec("mode", "string", "", "mode", choices=("", "topic"), fold_case=True)
+    assert validate(folded, " Topic ", "cm") == " Topic "  # the node normalises; the spec only checks
     names = ParamSpec("dirs", "string[]", [], "dirs")
     assert validate(names, None, "s") == [] and validate(names, ("a",), "s") == ["a"]
     with pytest.raises(ParamError, match="a list of strings"):

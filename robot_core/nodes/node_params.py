@@ -50,7 +50,7 @@ CONTROLLER_MANAGER_PARAMS: tuple[P, ...] = (
       "/robot_description (transient local) for rqt, MoveIt, rviz"),
     P("hardware_mode", "string", "", "'' uses each <ros2_control> block's plugin; 'embedded' runs the physics in "
       "this process (lockstep); 'topic' forces the topic-based protocol (case and blanks ignored)",
-      choices=("", "topic", "embedded")),
+      choices=("", "topic", "embedded"), fold_case=True),
     P("state_timeout", "double", -1.0, "wall-clock seconds without joint states before a topic-based component "
       "fails (negative, e.g. -1: the hardware parameter state_timeout or 1 s; 0 disables)", unit="s"),
     P("real_time_factor", "double", 1.0, "embedded mode: simulated s per wall s; 0 = as fast as possible",
