@@ -8,36 +8,9 @@ Per controller (as upstream): ``<name>.type``, ``<name>.params_file`` (string or
 loaded into the controller's node, set by ``spawner -p``), ``<name>.node_options_args`` (ROS arguments of the
 controller's node, set by ``spawner --controller-ros-args``).
 
-Parameters:
-  update_rate (int, 100): control loop rate in Hz (simulated seconds with ``use_sim_time``).
-  robot_description (string): the URDF; empty -> the ``robot_description`` topic (transient local) is used.
-  robot_description_file (string): convenience alternative: a URDF / xacro / .g file path.
-  publish_robot_description (bool, true): with ``robot_description_file``, publish the robot as URDF text
-      (xacro expanded, .g converted) on ``/robot_description`` (transient local), for the tools that read it
-      there (rqt_joint_trajectory_controller, MoveIt, rviz) when no robot_state_publisher runs.
-  hardware_mode ("", "topic", "embedded"): "" uses each ``<ros2_control>`` block's plugin; "embedded" runs
-      the physics engine in this process (``robot_core/InProcessSimulator``), "topic" forces the topic-based
-      protocol.
-  state_timeout (double, -1): wall-clock seconds without joint states before a topic-based component is
-      failed (-1: the hardware parameter ``state_timeout`` or 1 s; 0 disables). A failed component goes
-      inactive with the controllers commanding it (their goals abort, naming the component and the timeout);
-      when states come back it is active again and its controllers stay inactive until switched on.
-  real_time_factor (double, 1.0), start_paused (bool, false), publish_clock (bool, true),
-      sim_timestep (double, 0.001): embedded simulator pacing, initial pause, ``/clock`` and physics step.
-  thread_priority (int, 50), cpu_affinity (int or int[], unset), lock_memory (bool, true on a PREEMPT_RT
-      kernel): as upstream's ros2_control_node, the update loop thread runs with SCHED_FIFO at that priority
-      (0: normal scheduling), pinned to those CPUs, with the process's memory locked; what the system refuses
-      is warned about and the loop runs anyway (see robot_core.nodes.realtime). With ``real_time_factor`` 0
-      the embedded loop never sleeps, so it keeps normal scheduling.
-  cpu_dma_latency (int, -1): >= 0 holds a PM QoS request (/dev/cpu_dma_latency, as cyclictest) that keeps every
-      CPU's wake-up latency at most this many microseconds while the manager runs; 0 = idle CPUs poll instead
-      of sleeping: much less jitter at 1 kHz, more power. -1 leaves the system as it is (upstream does not
-      touch it).
-  overrun_report_period (double, 5.0): at most one overrun warning per this many seconds.
-  publisher_duty_cycle (double, 0.5): share of wall time the thread publishing controller outputs and /clock
-      may use (newest value wins when it cannot keep up; see robot_core.nodes.outbox). 1.0 = no limit.
-  hardware_components_initial_state.unconfigured / .inactive (string[]): components that start in that state
-      instead of active (upstream's parameter).
+Parameters: declared from ``CONTROLLER_MANAGER_PARAMS`` (robot_core.nodes.node_params) with type, default,
+range, description and read-only in their descriptors; the table is in doc/nodes/controller_manager.md
+(generated). All but ``overrun_report_period`` are read once at start-up.
 
 Services (private, controller_manager_msgs): list_controllers, list_controller_types, load_controller,
 configure_controller, switch_controller, cleanup_controller, unload_controller, reload_controller_libraries,
@@ -81,33 +54,23 @@ from robot_core.nodes.control_loop import ControlLoop, CycleGate, LockstepPacing
 from robot_core.nodes.controllers import adapter_class
 from robot_core.nodes.controllers.base import ControllerAdapter
 from robot_core.nodes.hardware_io import HardwareIo
+from robot_core.nodes.node_params import CONTROLLER_MANAGER_PARAMS
 from robot_core.nodes.outbox import Outbox
 from robot_core.nodes.parameters import (
+    ReadOnlyReasons,
+    check_set,
     declare_overrides,
+    declare_specs,
     inheritable_ros_args,
     parameter_value,
     parameters_as_dict,
 )
+from robot_core.parameter_spec import ParamError, spec_for, validate
 
 TOPIC_PLUGIN = "topic_based_ros2_control/TopicBasedSystem"
-# Parameters of this node that are not controller entries.
-OWN_PARAMETERS: dict[str, Any] = {
-    "update_rate": 100,
-    "robot_description": "",
-    "robot_description_file": "",
-    "publish_robot_description": True,
-    "hardware_mode": "",
-    "state_timeout": -1.0,
-    "real_time_factor": 1.0,
-    "start_paused": False,
-    "publish_clock": True,
-    "sim_timestep": 0.001,
-    "overrun_report_period": 5.0,
-    "publisher_duty_cycle": 0.5,
-    "thread_priority": realtime.DEFAULT_THREAD_PRIORITY,
-    "cpu_dma_latency": -1,
-}
-START_UP_ONLY = frozenset(OWN_PARAMETERS) - {"overrun_report_period"}
+# Parameters of this node that are not controller entries: declared, validated and documented from
+# CONTROLLER_MANAGER_PARAMS (robot_core.nodes.node_params).
+OWN_PARAMETERS: dict[str, Any] = {s.name: s.default for s in CONTROLLER_MANAGER_PARAMS if not s.family}
 
 
 class RclpyLogAdapter:
@@ -136,7 +99,7 @@ class RclpyLogAdapter:
         self._logger.error(self._fmt(msg, args))
 
 
-class ControllerManagerNode(Node):
+class ControllerManagerNode(ReadOnlyReasons, Node):
     """The ``controller_manager`` node. Call :meth:`attach` with the executor that spins it."""
 
     def __init__(self, node_name: str = "controller_manager", controller_args: Sequence[str] | None = None,
@@ -147,11 +110,9 @@ class ControllerManagerNode(Node):
         self._controller_args = list(inheritable_ros_args(sys.argv) if controller_args is None else controller_args)
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 
+        declare_specs(self, CONTROLLER_MANAGER_PARAMS, node_name)
         declare_overrides(self)
-        for name, default in OWN_PARAMETERS.items():
-            if not self.has_parameter(name):
-                self.declare_parameter(name, default)
-        self.add_on_set_parameters_callback(self._refuse_start_up_only)
+        self.add_on_set_parameters_callback(self._check_settable)
         self.executor_ref: Any = None
         self.core: ControllerManagerCore | None = None
         self.loop: ControlLoop | None = None
@@ -169,11 +130,11 @@ class ControllerManagerNode(Node):
         self._pm_qos_fd: int | None = None
         self._activity_pub = self._make_activity_publisher()
         self.mode = str(self.get_parameter("hardware_mode").value).strip().lower()
-        if self.mode not in ("", "topic", "embedded"):
-            raise ControlError(f"parameter 'hardware_mode' must be '', 'topic' or 'embedded', got '{self.mode}'")
+        try:
+            validate(spec_for(CONTROLLER_MANAGER_PARAMS, "hardware_mode"), self.mode, node_name)  # type: ignore[arg-type]
+        except ParamError as exc:
+            raise ControlError(str(exc)) from None
         self.update_rate = float(self.get_parameter("update_rate").value)
-        if not self.update_rate > 0:
-            raise ControlError(f"parameter 'update_rate' must be > 0 Hz, got {self.update_rate}")
         # hidden (leading underscore) like other internal nodes: `ros2 node list` shows only the manager
         self.io = HardwareIo(self.context, f"_{self.get_name()}_hardware_io", self.get_namespace(),
                              clock_from_topic=self.mode != "embedded")
@@ -192,16 +153,17 @@ class ControllerManagerNode(Node):
                                                              callback_group=self._service_group)
             self.get_logger().info("Waiting for data on 'robot_description' topic to finish initialization")
 
-    def _refuse_start_up_only(self, params: list[Any]) -> Any:
-        """The manager's own parameters are read once at start-up (upstream declares update_rate read-only):
-        refuse a change rather than accept one that has no effect."""
+    def read_only_reason(self, name: str) -> str:
+        """The manager's own parameters are read once at start-up (upstream declares update_rate read-only); their
+        descriptors say read_only, and a refused set says why."""
+        return f"parameter '{name}' of the controller manager is read-only: it is read once at start-up"
+
+    def _check_settable(self, params: list[Any]) -> Any:
+        """The settable own parameters (overrun_report_period) pass their spec; controller entries are free."""
         from rcl_interfaces.msg import SetParametersResult
 
-        for p in params:
-            if p.name in START_UP_ONLY and self.has_parameter(p.name) and p.value != self.get_parameter(p.name).value:
-                return SetParametersResult(successful=False, reason=(
-                    f"parameter '{p.name}' of the controller manager is read-only: it is read once at start-up"))
-        return SetParametersResult(successful=True)
+        reason = check_set(CONTROLLER_MANAGER_PARAMS, params, self.get_name())
+        return SetParametersResult(successful=not reason, reason=reason)
 
     # ------------------------------------------------------------------ set-up
     def attach(self, executor: Any) -> None:
@@ -718,7 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = run_node("controller_manager", ControllerManagerNode, args=argv,
                     make_executor=lambda: MultiThreadedExecutor(num_threads=6),
                     attach=lambda node, executor: node.attach(executor), stop=lambda node: node.shutdown(),
-                    before_spin=freeze)
+                    before_spin=freeze, startup_errors=(ParamError,))
     return finish(code)
 
 

@@ -8,8 +8,11 @@ gives untyped values dynamic typing instead.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
+
+from robot_core.parameter_spec import ParamError, ParamSpec, spec_for, validate
 
 
 def declare_overrides(node: Any) -> None:
@@ -85,3 +88,98 @@ def inheritable_ros_args(argv: Sequence[str]) -> list[str]:
             name, _, value = tok.partition("=")
             out += ["--params-file" if name == "--params-file" else "-p", value]
     return out
+
+
+# --------------------------------------------------------------------------- ParamSpec tables on a node
+_RCLPY_READ_ONLY = "Trying to set a read-only parameter: "
+
+
+def descriptor(spec: ParamSpec) -> Any:
+    """The rcl_interfaces ParameterDescriptor of ``spec`` (what ``ros2 param describe`` shows)."""
+    from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+    from rclpy.parameter import Parameter
+
+    text = spec.description + (f" [{spec.unit}]" if spec.unit else "")
+    d = ParameterDescriptor(name=spec.name, description=text, read_only=spec.read_only,
+                            additional_constraints=spec.range_text())
+    types = {"bool": Parameter.Type.BOOL, "int": Parameter.Type.INTEGER, "double": Parameter.Type.DOUBLE,
+             "string": Parameter.Type.STRING, "string[]": Parameter.Type.STRING_ARRAY}
+    if spec.type in types:
+        d.type = types[spec.type].value
+    else:
+        d.dynamic_typing = True
+    if spec.minimum is not None or spec.maximum is not None:
+        if spec.type == "double":
+            lo = -math.inf if spec.minimum is None else float(spec.minimum)
+            hi = math.inf if spec.maximum is None else float(spec.maximum)
+            d.floating_point_range = [FloatingPointRange(from_value=lo, to_value=hi, step=0.0)]
+        elif spec.type == "int":
+            lo_i = -(2 ** 63) if spec.minimum is None else int(spec.minimum)
+            hi_i = 2 ** 63 - 1 if spec.maximum is None else int(spec.maximum)
+            d.integer_range = [IntegerRange(from_value=lo_i, to_value=hi_i, step=spec.step)]
+    return d
+
+
+def declare_specs(node: Any, specs: Sequence[ParamSpec], label: str) -> dict[str, Any]:
+    """Declare every plain parameter of ``specs`` on ``node`` with its descriptor; return the validated values.
+
+    A value from a parameter file or ``-p`` is validated first (ParamError naming ``label`` and the parameter,
+    instead of rclpy's exception), then declared converted to the spec's type (``rate:=200`` is a double 200.0).
+    Optional parameters are declared only when given; families (``initial_positions.<joint>``) are left to
+    :func:`declare_overrides`.
+    """
+    from rclpy.parameter import Parameter
+
+    overrides: dict[str, Parameter] = getattr(node, "_parameter_overrides", {})
+    values: dict[str, Any] = {}
+    for spec in specs:
+        if spec.family or node.has_parameter(spec.name):
+            continue
+        given = overrides.get(spec.name)
+        if given is None and spec.optional:
+            values[spec.name] = None
+            continue
+        value = validate(spec, spec.default if given is None else given.value, label)
+        desc = descriptor(spec)
+        if spec.type == "string[]" and not value:
+            overrides.pop(spec.name, None)  # an empty list has no inferable type: declare the type alone
+            node.declare_parameter(spec.name, Parameter.Type.STRING_ARRAY, desc)
+        else:
+            if given is not None:
+                overrides[spec.name] = Parameter(spec.name, value=value)
+            node.declare_parameter(spec.name, value, desc)
+        values[spec.name] = value
+    return values
+
+
+def check_set(specs: Sequence[ParamSpec], params: Sequence[Any], label: str) -> str:
+    """'' when every settable parameter in ``params`` passes its spec, else the reason (rclpy has already refused
+    read-only ones and checked type and range; this adds finiteness and exclusive bounds)."""
+    for prm in params:
+        spec = spec_for(specs, prm.name)
+        if spec is not None and not spec.family and not spec.read_only:
+            try:
+                validate(spec, prm.value, label)
+            except ParamError as exc:
+                return str(exc)
+    return ""
+
+
+class ReadOnlyReasons:
+    """Node mixin: a refused set of a read-only parameter says why in our words, not rclpy's bare
+    "Trying to set a read-only parameter" (the descriptor stays read_only, so ``ros2 param describe`` shows it)."""
+
+    def read_only_reason(self, name: str) -> str:
+        """Why ``name`` cannot change at run time (overridden per node)."""
+        return f"parameter '{name}' is read-only: it is read once at start-up"
+
+    def _explain(self, result: Any) -> Any:
+        if not result.successful and result.reason.startswith(_RCLPY_READ_ONLY):
+            result.reason = self.read_only_reason(result.reason[len(_RCLPY_READ_ONLY):].rstrip("."))
+        return result
+
+    def set_parameters(self, parameter_list: list[Any]) -> list[Any]:
+        return [self._explain(r) for r in super().set_parameters(parameter_list)]  # type: ignore[misc]
+
+    def set_parameters_atomically(self, parameter_list: list[Any]) -> Any:
+        return self._explain(super().set_parameters_atomically(parameter_list))  # type: ignore[misc]

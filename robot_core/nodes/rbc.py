@@ -4,36 +4,8 @@ It reads the robot's URDF, builds the coupler from the ``<rbc>`` tags, subscribe
 publishes every cmd topic once per cycle, exposes the middle layer (aggregated per-var topics, get/set
 services) and creates reachers/extenders at run time, each as its own node (robot_core.nodes.rbc_instance_node).
 
-Parameters (node ``rbc``; read at start):
-
-=============================  ====================  ========================================================
-``robot_description``          string ""             URDF (or xacro) text
-``urdf_path``                  string ""             URDF / xacro / .g file, used when the above is ""
-``robot_description_topic``    "/robot_description"  neither given: wait for the URDF there (transient local)
-``package_dirs``               string[] []           extra roots for ``package://``
-``rate``                       100.0                 coupler cycle, Hz of steady (wall) time
-``stale_timeout``              0.5                   s without an update after which a state var is stale
-``stale_as_nan``               true                  stale values are NaN in the ``~/<var>`` outputs
-``publish_state_on_message``   true                  publish the ``~/<var>`` outputs fed by a state topic as
-                                                     soon as a message arrives (lowest latency); the cycle
-                                                     then repeats a state output only when no message
-                                                     refreshed it for 1/``heartbeat_rate`` s (so a dead
-                                                     driver's NaNs still show); false: every output once
-                                                     per cycle. Outputs of cmd vars go out every cycle.
-``heartbeat_rate``             10.0                  see above, Hz
-``joint_state_match``          "auto"                JointState states by joint name ("index": by tag index)
-``position_vars``              ["q_ref:q"]           position-reference cmd vars and their measured state
-                                                     var ("cmd:state"); reachers add increments to them
-``max_position_lead``          0.1                   clip of a position reference around the measurement
-                                                     (<= 0: no clip)
-``output_rate``                50.0                  Hz of reacher/extender outputs (wrenches, /tf)
-``feedback_rate``              20.0                  Hz of action feedback
-``apply_wrench_service``       "/simulator/apply_wrench"  ContactSimulation in mode 'service' calls this
-``instance_threads``           16                    threads of the instance executor (a running goal
-                                                     holds one)
-``preload_kinematics``         true                  build the kinematics model at start (in the
-                                                     background) instead of at the first VF/CS/TC use
-=============================  ====================  ========================================================
+Parameters (node ``rbc``; read at start, read-only): declared from ``RBC_PARAMS``
+(robot_core.nodes.node_params); the table is in doc/nodes/rbc.md (generated).
 
 Coupler time is steady (wall) time: staleness, reacher dt and goal timeouts are wall seconds, so a paused or
 dead driver makes vars stale instead of freezing time. Every stamp the node writes comes from the node clock
@@ -76,14 +48,12 @@ import warnings
 from typing import Any
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.client import Client
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration as RclDuration
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.validate_node_name import validate_node_name
 from sensor_msgs.msg import JointState
@@ -91,8 +61,11 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from robot_core.model import RobotModel, RobotModelError, load_robot
+from robot_core.nodes.node_params import RBC_PARAMS
+from robot_core.nodes.parameters import ReadOnlyReasons, declare_specs
 from robot_core.nodes.rbc_instance_node import InstanceNode
 from robot_core.nodes.rbc_messages import SelectionError, apply_wrench_request, expand_selection, joint_state_values
+from robot_core.parameter_spec import ParamError
 from robot_core.rbc.coupler import Coupler
 from robot_core.rbc.errors import RbcConfigError, RbcError
 from robot_core.rbc.instance import ACTIVE
@@ -111,14 +84,7 @@ RETIRE_GRACE = 1.0  # s a destroyed instance's node lives on so its aborted goal
 NEVER_WARN_AFTER = 5.0  # s after start before a state topic that never spoke is reported
 STALE_EVENT = " is stale (no update for "  # the core's stale-var events; summarised per topic instead
 
-DEFAULTS: dict[str, Any] = {
-    "robot_description": "", "urdf_path": "", "robot_description_topic": "/robot_description",
-    "package_dirs": [], "rate": 100.0, "stale_timeout": 0.5, "stale_as_nan": True,
-    "publish_state_on_message": True, "joint_state_match": "auto", "position_vars": ["q_ref:q"],
-    "max_position_lead": 0.1, "output_rate": 50.0, "feedback_rate": 20.0,
-    "apply_wrench_service": "/simulator/apply_wrench", "instance_threads": 16, "preload_kinematics": True,
-    "heartbeat_rate": 10.0,
-}
+DEFAULTS: dict[str, Any] = {s.name: s.default for s in RBC_PARAMS}  # declared and documented from RBC_PARAMS
 
 
 class AggregateOutput:
@@ -156,7 +122,7 @@ class StartupError(Exception):
     """The coupler cannot be built (no description, bad tags); the process exits with EXIT_CONFIG_ERROR."""
 
 
-class RbcNode(Node):
+class RbcNode(ReadOnlyReasons, Node):
     """The ``rbc`` node; see the module docstring."""
 
     def __init__(self, **node_kwargs: Any):
@@ -193,32 +159,11 @@ class RbcNode(Node):
 
     # --- parameters -------------------------------------------------------------------------------------------
     def _read_parameters(self) -> dict[str, Any]:
-        p: dict[str, Any] = {}
-        for name, default in DEFAULTS.items():
-            try:
-                if isinstance(default, list):
-                    value = self.declare_parameter(name, Parameter.Type.STRING_ARRAY).value
-                    value = list(default) if value is None else [str(v) for v in value]
-                elif isinstance(default, float):  # accept "rate:=200" as well as "rate:=200.0"
-                    value = self.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True)).value
-                else:
-                    value = self.declare_parameter(name, default).value
-            except Exception as exc:  # wrong type given on the command line / in a params file
-                raise StartupError(f"parameter '{name}': {exc}") from exc
-            p[name] = value
-        for name in ("rate", "stale_timeout", "output_rate", "feedback_rate", "max_position_lead", "heartbeat_rate"):
-            if isinstance(p[name], bool) or not isinstance(p[name], (int, float)) or not math.isfinite(p[name]):
-                raise StartupError(f"parameter '{name}' must be a number, got {p[name]!r}")
-            p[name] = float(p[name])
-        for name in ("rate", "stale_timeout", "output_rate", "feedback_rate", "heartbeat_rate"):
-            if p[name] <= 0:
-                raise StartupError(f"parameter '{name}' must be a number > 0, got {p[name]!r}")
-            p[name] = float(p[name])
-        if p["joint_state_match"] not in ("auto", "index"):
-            raise StartupError(f"parameter 'joint_state_match' must be 'auto' or 'index', got "
-                               f"'{p['joint_state_match']}'")
-        if int(p["instance_threads"]) < 2:
-            raise StartupError("parameter 'instance_threads' must be >= 2")
+        """Declare RBC_PARAMS (descriptors: description, type, range, read-only) and validate them."""
+        try:
+            p = declare_specs(self, RBC_PARAMS, self.get_name())
+        except ParamError as exc:
+            raise StartupError(str(exc)) from None
         pairs: dict[str, str] = {}
         for item in p["position_vars"]:
             cmd, sep, state = item.partition(":")
@@ -226,7 +171,6 @@ class RbcNode(Node):
                 raise StartupError(f"parameter 'position_vars': '{item}' is not 'cmd_var:state_var'")
             pairs[cmd.strip()] = state.strip()
         p["position_vars"] = pairs
-        p["instance_threads"] = int(p["instance_threads"])
         lead = float(p["max_position_lead"])
         p["max_position_lead"] = lead if lead > 0 else None
         return p

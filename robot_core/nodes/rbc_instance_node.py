@@ -82,7 +82,7 @@ class InstanceNode(Node):
         """Declare every core parameter with its current value; lists are typed, numbers accept int or float."""
         for spec in self._specs.values():
             value = self.inst.params[spec.name]
-            desc = ParameterDescriptor(description=_describe(spec))
+            desc = ParameterDescriptor(description=_describe(spec), additional_constraints=_constraints(spec))
             if spec.kind in _ARRAY_TYPES:
                 self.declare_parameter(spec.name, _ARRAY_TYPES[spec.kind], desc)
                 self.set_parameters([Parameter(spec.name, _ARRAY_TYPES[spec.kind], list(value))])
@@ -222,6 +222,13 @@ class InstanceNode(Node):
             self._action.destroy()
             self._action = None
         super().destroy_node()
+
+
+def _constraints(spec: ParamSpec) -> str:
+    """The range or choices as ``ros2 param describe`` shows them (checked by the core on set)."""
+    if spec.choices:
+        return "one of " + ", ".join(repr(c) for c in spec.choices)
+    return f">= {spec.minimum:g}" if spec.minimum is not None else ""
 
 
 def _describe(spec: ParamSpec) -> str:

@@ -11,37 +11,9 @@ a service cannot be starved by a simulation running as fast as possible. The str
 /tf) are serialized once and then published as patched bytes (:mod:`robot_core.nodes.serialized_template`),
 which keeps a 1 kHz loop cheap.
 
-Parameters (node ``simulator``; read at start unless noted):
-
-====================================  ====================  =================================================
-``robot_description``                 string ""             URDF (or xacro) text, as robot_state_publisher takes
-``urdf_path``                         string ""             a .urdf / .xacro / .g file (used if the above is "")
-``robot_description_topic``           "/robot_description"  neither given: wait for the description on this
-                                                            topic (transient local); given: publish it there
-``publish_robot_description``         true                  publish the description we were given (latched)
-``package_dirs``                      string[] []           extra roots for ``package://`` (besides the ament
-                                                            index, AMENT_PREFIX_PATH and ROS_PACKAGE_PATH)
-``fixed_base``                        true                  weld the root link to the world (false: free base)
-``timestep``                          0.001                 physics step, s
-``real_time_factor``                  1.0                   simulated s per wall s; 0 = as fast as possible
-                                                            (can be changed while running)
-``publish_rate``                      250.0                 joint states, Hz of simulated time
-``clock_rate``                        1000.0                /clock, Hz of simulated time (at most every step)
-``publish_tf`` / ``tf_rate``          true / 100.0          /tf of the moving joints, Hz of simulated time
-``world_frame``                       "world"               parent frame of a floating base's root in /tf
-``status_rate``                       10.0                  ~/status, Hz of wall time; also the rate at which
-                                                            clock, states and tf are repeated while paused
-``joint_states_topic``                "/robot_joint_states"
-``joint_commands_topic``              "/robot_joint_commands"
-``start_paused``                      false
-``command_timeout``                   0.5                   wall seconds without a command message after which
-                                                            velocity-commanded joints stop (velocity 0) and
-                                                            effort-commanded ones hold their position; 0 = off
-``max_step_request``                  1000000               most steps one ``~/step`` request may ask for
-``initial_positions.<joint>``         double                start (and reset) position of a joint; in YAML a
-                                                            map ``initial_positions: {joint1: 0.3}``
-``gains.<joint>.kp|kd|kv``            double                servo gains overriding the engine's tuned ones
-====================================  ====================  =================================================
+Parameters (node ``simulator``): declared from ``SIMULATOR_PARAMS`` (robot_core.nodes.node_params), with
+type, default, range, description and read-only in their descriptors; the table is in doc/nodes/simulator.md
+(generated). All are read at start except ``real_time_factor``.
 
 Topics: joint states (sensor_msgs/JointState, every scalar joint incl. mimic, URDF order, stamped with simulated
 time; reliable, keep-last 10, so both sensor-data (best-effort) and default subscribers connect); joint commands
@@ -86,7 +58,7 @@ from typing import Any
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -99,6 +71,8 @@ from std_srvs.srv import Trigger
 
 from robot_core.model import RobotModel, RobotModelError, load_robot
 from robot_core.nodes.message_templates import retrying, stamped_template
+from robot_core.nodes.node_params import SIMULATOR_PARAMS
+from robot_core.nodes.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
 from robot_core.nodes.serialized_template import SerializedTemplate, sentinels
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
@@ -158,11 +132,11 @@ class _StepRequest:
             self.future.set_result((success, message))
 
 
-class SimulatorNode(Node):
+class SimulatorNode(ReadOnlyReasons, Node):
     """The ``simulator`` node; see the module docstring for its parameters, topics and services."""
 
     def __init__(self, **node_kwargs: Any):
-        super().__init__(NODE_NAME, automatically_declare_parameters_from_overrides=True, **node_kwargs)
+        super().__init__(NODE_NAME, **node_kwargs)
         self._log = self.get_logger()
         p = self._read_parameters()
         self.params = p
@@ -217,55 +191,11 @@ class SimulatorNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
     # ------------------------------------------------------------------ parameters
-    def _param(self, name: str, default: Any) -> Any:
-        if self.has_parameter(name):
-            return self.get_parameter(name).value
-        if isinstance(default, list):
-            return self.declare_parameter(name, default, ParameterDescriptor()).value or []
-        return self.declare_parameter(name, default).value
-
     def _read_parameters(self) -> dict[str, Any]:
-        defaults: dict[str, Any] = {
-            "robot_description": "", "urdf_path": "", "robot_description_topic": "/robot_description",
-            "publish_robot_description": True, "package_dirs": [], "fixed_base": True, "timestep": 0.001,
-            "real_time_factor": 1.0, "publish_rate": 250.0, "clock_rate": 1000.0, "publish_tf": True,
-            "tf_rate": 100.0, "world_frame": "world", "status_rate": 10.0,
-            "joint_states_topic": "/robot_joint_states", "joint_commands_topic": "/robot_joint_commands",
-            "start_paused": False, "command_timeout": 0.5, "max_step_request": 1_000_000,
-        }
-        p: dict[str, Any] = {}
-        for name, default in defaults.items():
-            value = self._param(name, default)
-            try:
-                if isinstance(default, bool):
-                    if not isinstance(value, bool):
-                        raise TypeError
-                elif isinstance(default, float):
-                    value = float(value)
-                    if not math.isfinite(value):
-                        raise ValueError
-                elif isinstance(default, int):
-                    if isinstance(value, bool) or not isinstance(value, int):
-                        raise TypeError
-                elif isinstance(default, str):
-                    if not isinstance(value, str):
-                        raise TypeError
-                elif isinstance(default, list):
-                    value = [str(v) for v in (value or [])]
-            except (TypeError, ValueError):
-                raise ValueError(f"parameter '{name}' = {value!r} must be a {type(default).__name__}") from None
-            p[name] = value
-        positive = ("timestep", "publish_rate", "clock_rate", "tf_rate", "status_rate")
-        for name in positive:
-            if p[name] <= 0:
-                raise ValueError(f"parameter '{name}' = {p[name]} must be > 0")
-        if p["command_timeout"] < 0:
-            raise ValueError(f"parameter 'command_timeout' = {p['command_timeout']} must be >= 0 (0 = no watchdog)")
-        if p["max_step_request"] < 1:
-            raise ValueError(f"parameter 'max_step_request' = {p['max_step_request']} must be >= 1")
-        if p["real_time_factor"] < 0:
-            raise ValueError(f"parameter 'real_time_factor' = {p['real_time_factor']} must be >= 0 "
-                             "(0 = as fast as possible)")
+        """Declare SIMULATOR_PARAMS (descriptors: description, range, read-only) and validate them; then the
+        families initial_positions.* and gains.* and anything else a parameter file gave."""
+        p = declare_specs(self, SIMULATOR_PARAMS, NODE_NAME)
+        declare_overrides(self)
         p["initial_positions"] = {k: self._number(f"initial_positions.{k}", v.value)
                                   for k, v in self.get_parameters_by_prefix("initial_positions").items()}
         gains: dict[str, dict[str, float]] = {}
@@ -275,10 +205,11 @@ class SimulatorNode(Node):
                 raise ValueError(f"parameter 'gains.{key}' must be named gains.<joint>.<kp|kd|kv>")
             gains.setdefault(joint, {})[gain] = self._number(f"gains.{key}", v.value)
         p["gains"] = gains
-        known = set(defaults) | set(BUILTIN_PARAMETERS)
+        plain = sorted(s.name for s in SIMULATOR_PARAMS if not s.family)
+        known = set(plain) | set(BUILTIN_PARAMETERS)
         for name in sorted(self._parameters):
             if name not in known and not name.startswith(PARAMETER_PREFIXES):
-                self._log.warning(f"unknown parameter '{name}' is ignored (known: {', '.join(sorted(defaults))}, "
+                self._log.warning(f"unknown parameter '{name}' is ignored (known: {', '.join(plain)}, "
                                   "initial_positions.<joint>, gains.<joint>.<kp|kd|kv>)")
         return p
 
@@ -288,14 +219,17 @@ class SimulatorNode(Node):
             raise ValueError(f"parameter '{name}' = {value!r} must be a finite number")
         return float(value)
 
+    def read_only_reason(self, name: str) -> str:
+        """Our reason for rclpy's refusal of a read-only parameter (the descriptors say read_only)."""
+        return f"'{name}' is read at start; only real_time_factor can change"
+
     def _on_set_parameters(self, params: list[Any]) -> SetParametersResult:
         for prm in params:
-            if prm.name != "real_time_factor":
-                return SetParametersResult(successful=False,
-                                           reason=f"'{prm.name}' is read at start; only real_time_factor can change")
-            v = prm.value
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                return SetParametersResult(successful=False, reason=f"real_time_factor must be >= 0, got {v!r}")
+            if prm.name != "real_time_factor":  # families and unknown names have no read-only descriptor
+                return SetParametersResult(successful=False, reason=self.read_only_reason(prm.name))
+        reason = check_set(SIMULATOR_PARAMS, params, NODE_NAME)
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
         for prm in params:
             rtf = float(prm.value)
             if self._thread is not None:
