@@ -241,8 +241,8 @@ def main() -> int:
     args = parser.parse_args()
     domain = isolate_ros()
     sys.path.insert(0, str(REPO))
-    from robot_core.bringup import Bringup
-    from robot_core.bringup_plan import BringupOptions, make_plan
+    from robot_core.bringup.plan import BringupOptions, make_plan
+    from robot_core.bringup.run import Bringup
 
     plan = make_plan(BringupOptions.create(mode="topic", rbc=False, headless=True))
     load0 = os.getloadavg()[0]

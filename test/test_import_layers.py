@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "robot_core": 0,  # the package's __init__ only (version)
     "robot_core.text": 0,
     "robot_core.yaml_guard": 0,
+    "robot_core.parameter_spec": 0,
     "robot_core.model": 1,
     "robot_core.physics": 2,
     "robot_core.kinematics": 3,

@@ -10,6 +10,7 @@ a scenario's steps use these classes, the runner creates and stops the node.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -67,11 +68,11 @@ class DemoNode:
             self._clients[name] = self.node.create_client(srv_type, name)
 
     def _spin(self) -> None:
-        from rclpy.executors import ExternalShutdownException
+        # Not a bare loop: destroying a step's action client while this thread builds a wait set raises here, and
+        # a loop that ended on it left every later call of the demo unanswered (seen under load).
+        from robot_core.nodes.node_main import spin_while
 
-        with contextlib.suppress(ExternalShutdownException, Exception):
-            while self.context.ok():
-                self.executor.spin_once(timeout_sec=0.05)
+        spin_while(self.executor, self.context.ok, lambda text: print(f"demo: {text}", file=sys.stderr), 0.05)
 
     def _subscribe(self) -> None:
         from control_msgs.msg import JointTrajectoryControllerState

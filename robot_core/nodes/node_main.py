@@ -158,6 +158,27 @@ def spin_until_shutdown(node: Any, executor: Any) -> None:
                 node.get_logger().error(f"executor: {type(exc).__name__}: {exc}")
 
 
+def spin_while(executor: Any, keep_going: Callable[[], bool], log: Callable[[str], None],
+               timeout: float = 0.1) -> None:
+    """``executor.spin_once`` while ``keep_going()``, surviving what rclpy raises for entities that change while
+    the wait set is built: InvalidHandle for a client, reacher node or controller destroyed from another thread,
+    and an ``ActionClient`` met half-built (it joins its node before it has its lock). Either entity is fine at
+    the next pass; a thread that let it escape stopped serving everything else, silently."""
+    from rclpy.executors import ExternalShutdownException
+
+    while keep_going():
+        try:
+            executor.spin_once(timeout_sec=timeout)
+        except (ExternalShutdownException, KeyboardInterrupt):
+            return
+        except Exception as exc:
+            if not keep_going():
+                return
+            text = str(exc)
+            if "destruction was requested" not in text and "_lock" not in text:
+                log(f"executor: {type(exc).__name__}: {exc}")
+
+
 def run_node(name: str, build: Callable[[], Any], *, args: Sequence[str] | None = None, label: str = "",
              make_executor: Callable[[], Any] | None = None, attach: Callable[[Any, Any], None] | None = None,
              stop: Callable[[Any], None] | None = None, failed: Callable[[Any], str | None] | None = None,

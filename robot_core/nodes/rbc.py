@@ -52,7 +52,7 @@ from rclpy.client import Client
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration as RclDuration
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.validate_node_name import validate_node_name
@@ -622,7 +622,7 @@ def main(args: list[str] | None = None) -> int:
 
 
 def _run(args: list[str] | None) -> int:
-    from robot_core.nodes.node_main import SHUTDOWN, NodeStartError, init_rclpy, report_startup_failure
+    from robot_core.nodes.node_main import SHUTDOWN, NodeStartError, init_rclpy, report_startup_failure, spin_while
 
     try:
         init_rclpy(args)
@@ -641,21 +641,19 @@ def _run(args: list[str] | None) -> int:
         instances = node.instance_executor
 
         def spin_instances() -> None:
-            with contextlib.suppress(ExternalShutdownException):
-                while not stop.is_set() and rclpy.ok():
-                    instances.spin_once(timeout_sec=0.1)
+            spin_while(instances, lambda: not stop.is_set() and rclpy.ok(), node.get_logger().error)
 
         thread = threading.Thread(target=spin_instances, name="rbc-instances", daemon=True)
         thread.start()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        with contextlib.suppress(ExternalShutdownException):
-            while not SHUTDOWN.requested and rclpy.ok():
-                executor.spin_once(timeout_sec=0.1)
-                if node.failed:
-                    node.get_logger().fatal(node.failed)
-                    code = EXIT_CONFIG_ERROR
-                    break
+        def serving() -> bool:
+            return not SHUTDOWN.requested and rclpy.ok() and not node.failed
+
+        spin_while(executor, serving, node.get_logger().error)
+        if node.failed:
+            node.get_logger().fatal(node.failed)
+            code = EXIT_CONFIG_ERROR
         SHUTDOWN.request()  # from here on, further signals change nothing
         node.safe_stop()
         node.drain_goals(executor)
