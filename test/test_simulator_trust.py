@@ -157,13 +157,15 @@ def test_the_command_watchdog_stops_velocity_and_effort_commands(sim: TrustClien
     sim.stream_until(lambda: sim.velocities()["joint1"] < -0.25, "joint1 moving again", names=["joint1"],
                      velocity=[-0.3])
 
-    # effort: joint2 pushed up (against gravity compensation's hold) then left alone: held where it is
+    # effort: joint2 driven then left alone: held where it is. Any effort takes it to its 3 rad/s velocity limit
+    # at once, so it is driven away from its nearer limit (0.8 -> -2.6 rad, over a second of travel): the
+    # watchdog's 0.5 s must stop it well before the limit would.
     sim.stream_until(lambda: abs(sim.velocities()["joint2"]) > 0.1, "joint2 driven by an effort",
-                     names=["joint1", "joint2"], position=[q1, NAN], effort=[NAN, 3.0])
+                     names=["joint1", "joint2"], position=[q1, NAN], effort=[NAN, -3.0])
     last_command = time.monotonic()
     q = sim.wait_state(lambda _, qd: abs(qd["joint2"]) < 0.02, 10, "joint2 held after the commands stopped")
     print(f"effort command: last command -> joint2 held: {time.monotonic() - last_command:.3f} s (wall)")
-    assert q["joint2"] < 2.5  # not resting at its limit (2.6)
+    assert q["joint2"] > -2.5  # not resting at its limit (-2.6)
     t0, q2 = sim.stamp(), q["joint2"]
     wait_for(lambda: sim.stamp() > t0 + 0.5, 10, "time passing")
     assert sim.positions()["joint2"] == pytest.approx(q2, abs=0.02)
