@@ -235,7 +235,7 @@ def _paced(seconds: float, cycle: Any, before: Any = None) -> dict[str, float]:
     out: dict[str, float] = {}
 
     def run() -> None:
-        from robot_core.nodes import realtime
+        from robot_core.ros import realtime
 
         problems = realtime.configure_current_thread(realtime.DEFAULT_THREAD_PRIORITY)
         LOOP_SCHEDULING[:] = [f"SCHED_FIFO {realtime.DEFAULT_THREAD_PRIORITY}" if not problems
@@ -482,7 +482,7 @@ def main() -> int:
         sim_rt, echo_rt, lost_sim, lost_echo = round_trip(client, args.pings)
         # Opt-in: the manager's cpu_dma_latency:=0 (idle CPUs poll instead of sleeping). The request is
         # system-wide, so the anchors run under the same request, held by this process.
-        from robot_core.nodes import realtime
+        from robot_core.ros import realtime
 
         fd, qos_problem = realtime.hold_cpu_dma_latency(0)
         low_latency: dict[str, dict[str, float]] = {}

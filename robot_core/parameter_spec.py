@@ -1,7 +1,7 @@
 """Node parameters declared once: a :class:`ParamSpec` per parameter drives declaring, validating and documenting.
 
 ROS-free on purpose: the docs generator (``scripts/gen_docs.py``) and the unit tests read the specs without rclpy,
-and the nodes turn them into rcl_interfaces descriptors in :mod:`robot_core.nodes.parameters`. It sits at the
+and the nodes turn them into rcl_interfaces descriptors in :mod:`robot_core.ros.parameters`. It sits at the
 package top level, next to the other ROS-free building blocks, because it is not specific to one node (the
 controllers' parameters could use it too).
 """

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from ros_harness import wait_for
 
-from robot_core.nodes.control_loop import ControlLoop, LockstepPacing, SimClockPacing, WallPacing
-from robot_core.nodes.outbox import Outbox
+from robot_core.ros.control_loop import ControlLoop, LockstepPacing, SimClockPacing, WallPacing
+from robot_core.ros.outbox import Outbox
 
 
 # ---------------------------------------------------------------------------------------------- outbox
@@ -41,7 +41,7 @@ def test_outbox_delivers_the_latest_value_per_key_and_survives_a_failing_handler
 def test_posts_from_inside_a_cycle_are_delivered_after_it():
     """The publisher thread is not woken in the middle of a control cycle (it would only contend for the
     interpreter and find the gate closed); what the cycle posted goes out once the cycle ends."""
-    from robot_core.nodes.control_loop import CycleGate
+    from robot_core.ros.control_loop import CycleGate
 
     gate = CycleGate()
     delivered = threading.Event()
@@ -159,7 +159,7 @@ def test_conversions_keep_values_and_stamps():
     pytest.importorskip("sensor_msgs")
     from robot_core.control.lifecycle import State
     from robot_core.control.messages import ControllerStateData, JointStateData
-    from robot_core.nodes import ros_conversions as conv
+    from robot_core.ros import ros_conversions as conv
 
     assert (conv.to_time(1.9999999999).sec, conv.to_time(1.9999999999).nanosec) == (2, 0)
     assert conv.time_to_seconds(conv.to_duration(2.25)) == 2.25
@@ -179,7 +179,7 @@ def test_parameter_overrides_with_empty_lists_are_declared(tmp_path):
     rclpy = pytest.importorskip("rclpy")
     from rclpy.context import Context
 
-    from robot_core.nodes.parameters import declare_overrides, parameter_value, parameters_as_dict
+    from robot_core.ros.parameters import declare_overrides, parameter_value, parameters_as_dict
 
     params = tmp_path / "p.yaml"
     params.write_text("ctrl:\n  ros__parameters:\n    joints: [a, b]\n    extra_joints: []\n"
@@ -218,7 +218,7 @@ def test_outbox_duty_cycle_rests_between_batches():
 
 
 def test_controllers_inherit_parameter_arguments_but_not_remaps():
-    from robot_core.nodes.parameters import inheritable_ros_args
+    from robot_core.ros.parameters import inheritable_ros_args
 
     argv = ["controller_manager", "--ros-args", "-r", "__node:=cm1", "--params-file", "/c.yaml", "-p", "a:=1",
             "--log-level", "debug", "--remap", "x:=y", "--param=b:=2", "--", "plain", "-p", "not_ros:=1",

@@ -23,7 +23,7 @@ from robot_core.control.controllers.joint_trajectory import GoalStatus
 from robot_core.control.hardware import ComponentJointInfo, HardwareInfo, InterfaceInfo, create_component
 from robot_core.control.registry import ControllerRegistry, default_registry
 from robot_core.control.trajectory import JointTrajectory, TrajectoryPoint
-from robot_core.nodes.control_loop import ControlLoop, SimClockPacing, WallPacing
+from robot_core.ros.control_loop import ControlLoop, SimClockPacing, WallPacing
 
 J = ["a", "b"]
 

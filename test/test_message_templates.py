@@ -16,9 +16,9 @@ pytest.importorskip("rclpy")
 from rclpy.serialization import deserialize_message
 
 from robot_core.control.messages import DynamicJointStateData, InterfaceValueData, JointStateData
-from robot_core.nodes import ros_conversions as conv
-from robot_core.nodes.message_templates import DynamicJointStateBytes, JointStateBytes
-from robot_core.nodes.ros_conversions import stamp_parts
+from robot_core.ros import ros_conversions as conv
+from robot_core.ros.message_templates import DynamicJointStateBytes, JointStateBytes
+from robot_core.ros.ros_conversions import stamp_parts
 
 
 def same(data: bytes, msg) -> bool:
@@ -62,7 +62,7 @@ def _point(rng, n: int, sizes: tuple[int, int, int, int], t: float):
 def test_jtc_state_bytes_equal_serialized_messages_for_every_layout():
     from robot_core.control.controllers.joint_trajectory import JtcStateData
     from robot_core.nodes.controllers.joint_trajectory import state_msg
-    from robot_core.nodes.message_templates import JtcStateBytes
+    from robot_core.ros.message_templates import JtcStateBytes
 
     to_bytes = JtcStateBytes()
     rng = np.random.default_rng(5)

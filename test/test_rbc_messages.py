@@ -10,7 +10,10 @@ import pytest
 from sensor_msgs.msg import JointState
 
 from robot_core.model import load_robot
-from robot_core.nodes.rbc_messages import (
+from robot_core.rbc.coupler import Coupler
+from robot_core.rbc.errors import RbcGoalError
+from robot_core.rbc.rotations import quat_xyzw_to_matrix
+from robot_core.ros.rbc_messages import (
     SelectionError,
     action_for,
     apply_wrench_request,
@@ -23,9 +26,6 @@ from robot_core.nodes.rbc_messages import (
     pose_goal,
     transform_from_pose,
 )
-from robot_core.rbc.coupler import Coupler
-from robot_core.rbc.errors import RbcGoalError
-from robot_core.rbc.rotations import quat_xyzw_to_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 ARM = [f"joint{i}" for i in range(1, 8)]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from robot_core.control.errors import ControlError
-from robot_core.nodes import realtime
+from robot_core.ros import realtime
 
 SCHED_FIFO = 1  # the policy field of /proc/<pid>/task/<tid>/stat
 

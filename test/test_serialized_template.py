@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robot_core.nodes.serialized_template import SerializedTemplate, sentinels
+from robot_core.ros.serialized_template import SerializedTemplate, sentinels
 
 pytest.importorskip("rclpy")
 

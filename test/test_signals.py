@@ -19,7 +19,7 @@ from rbc_helpers import Client, Goal, arm_urdf, joint_goal
 from ros_harness import REPO, NodeProcess, wait_for
 
 from robot_core.bringup.supervisor import Supervisor
-from robot_core.nodes.node_main import ShutdownRequest, params_files
+from robot_core.ros.node_main import ShutdownRequest, params_files
 
 RC_ARM = REPO / "urdf" / "rc_arm.urdf"
 SIGINT, SIGTERM = signal.SIGINT, signal.SIGTERM

@@ -21,7 +21,7 @@ def test_spinning_goes_on_after_a_waitable_raised_while_the_wait_set_was_built()
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.waitable import NumberOfEntities, Waitable
 
-    from robot_core.nodes.node_main import spin_while
+    from robot_core.ros.node_main import spin_while
 
     class HalfBuilt(Waitable):
         """Raises the way a half-built ActionClient does, once."""

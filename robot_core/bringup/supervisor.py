@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from robot_core.nodes.node_main import NODE_SCRIPTS
+from robot_core.ros.node_main import NODE_SCRIPTS
 
 MARKER_ENV = "ROBOT_CORE_BRINGUP_ID"
 _PARENT_ENV = "ROBOT_CORE_SUPERVISOR_PID"
@@ -33,7 +33,7 @@ _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # Runs as `python -c SHIM program args...`: ask the kernel for SIGTERM when the supervisor dies, make sure it
 # did not die already, then become the program (the request survives execve). The child starts with SIGINT and
 # SIGTERM blocked (see Supervisor.start): a robot_core node script keeps them blocked across execve and
-# unblocks them once its own handlers are in (robot_core.nodes.node_main.guard_start_up), so a stop during its
+# unblocks them once its own handlers are in (robot_core.ros.node_main.guard_start_up), so a stop during its
 # start-up is held back and then handled, instead of raising KeyboardInterrupt in the middle of an import;
 # any other program gets them unblocked here.
 _SHIM = (

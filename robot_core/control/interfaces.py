@@ -22,15 +22,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from robot_core.control.errors import ControlError
 from robot_core.control.lifecycle import State
-
-if TYPE_CHECKING:
-    from robot_core.control.hardware import HardwareComponent
 
 STANDARD_INTERFACES = ("position", "velocity", "acceleration", "effort")
 
@@ -41,6 +38,27 @@ def split_interface_name(full_name: str) -> tuple[str, str]:
     if not sep or not prefix or not iface:
         raise ControlError(f"interface name '{full_name}' is not of the form '<joint>/<interface>'")
     return prefix, iface
+
+
+class InterfaceOwner(Protocol):
+    """What the resource manager needs of a hardware component (control/hardware.py's HardwareComponent is one).
+
+    A protocol here, not an import of hardware.py, because hardware.py builds on this module.
+    """
+
+    name: str
+
+    @property
+    def state(self) -> State: ...
+
+    @property
+    def is_failed(self) -> bool: ...
+
+    def export_state_interfaces(self) -> list[InterfaceDescription]: ...
+
+    def export_command_interfaces(self) -> list[InterfaceDescription]: ...
+
+    def bind(self, resources: ResourceManager, state_slice: slice, command_slice: slice) -> None: ...
 
 
 @dataclass
@@ -124,10 +142,10 @@ class ResourceManager:
         self._claims: dict[str, str] = {}  # command interface -> controller name
         self.command_active = np.zeros(0, dtype=bool)
         self._hold_pending: list[int] = []
-        self.components: dict[str, HardwareComponent] = {}
+        self.components: dict[str, InterfaceOwner] = {}
 
     # --- registration ------------------------------------------------------
-    def add_component(self, component: HardwareComponent) -> None:
+    def add_component(self, component: InterfaceOwner) -> None:
         """Register a component's interfaces; it gets contiguous slices of both arrays."""
         if component.name in self.components:
             raise ControlError(f"a hardware component named '{component.name}' is already registered")

@@ -64,7 +64,7 @@ import time as _time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from robot_core.control.controller_base import ALL_INTERFACES, Controller, ReturnType
 from robot_core.control.errors import ControlError
@@ -208,17 +208,18 @@ class ControllerManagerCore:
 
     @property
     def components(self) -> dict[str, HardwareComponent]:
-        return self.rm.components
+        # the resource manager holds them as InterfaceOwners; every one was added here as a HardwareComponent
+        return cast("dict[str, HardwareComponent]", self.rm.components)
 
     def simulator(self) -> HardwareComponent | None:
         """The in-process simulator component (its ``sim_time`` is the clock to run and publish), if any."""
-        for comp in self.rm.components.values():
+        for comp in self.components.values():
             if hasattr(comp, "sim_time"):
                 return comp
         return None
 
     def component(self, name: str) -> HardwareComponent:
-        comp = self.rm.components.get(name)
+        comp = self.components.get(name)
         if comp is None:
             raise ControlError(f"hardware component '{clip(name)}' does not exist; known: {list(self.rm.components)}")
         return comp

@@ -70,7 +70,7 @@ class DemoNode:
     def _spin(self) -> None:
         # Not a bare loop: destroying a step's action client while this thread builds a wait set raises here, and
         # a loop that ended on it left every later call of the demo unanswered (seen under load).
-        from robot_core.nodes.node_main import spin_while
+        from robot_core.ros.node_main import spin_while
 
         spin_while(self.executor, self.context.ok, lambda text: print(f"demo: {text}", file=sys.stderr), 0.05)
 

@@ -21,7 +21,7 @@ mode ``~/pause_simulation``, ``~/resume_simulation`` (Trigger) and ``~/step_simu
 
 Topics: ``~/activity`` (ControllerManagerActivity, reliable, transient local, depth 1) on every change;
 the topic-based components' command/state topics and ``/clock`` (received, or published in embedded mode) on
-a hidden internal node ``_<name>_hardware_io`` (see robot_core.nodes.hardware_io for why).
+a hidden internal node ``_<name>_hardware_io`` (see robot_core.ros.hardware_io for why).
 
 Each controller is its own node, named after the controller, spun by the same executor (see
 robot_core.nodes.controllers).
@@ -48,15 +48,16 @@ from robot_core.control.lifecycle import State
 from robot_core.control.manager import ControllerManagerCore
 from robot_core.control.messages import ActivityData
 from robot_core.control.topic_based import TopicBasedComponent
-from robot_core.nodes import realtime
-from robot_core.nodes import ros_conversions as conv
-from robot_core.nodes.control_loop import ControlLoop, CycleGate, LockstepPacing, SimClockPacing, WallPacing
 from robot_core.nodes.controllers import adapter_class
 from robot_core.nodes.controllers.base import ControllerAdapter
-from robot_core.nodes.hardware_io import HardwareIo
 from robot_core.nodes.node_params import CONTROLLER_MANAGER_PARAMS
-from robot_core.nodes.outbox import Outbox
-from robot_core.nodes.parameters import (
+from robot_core.parameter_spec import ParamError, spec_for, validate
+from robot_core.ros import realtime
+from robot_core.ros import ros_conversions as conv
+from robot_core.ros.control_loop import ControlLoop, CycleGate, LockstepPacing, SimClockPacing, WallPacing
+from robot_core.ros.hardware_io import HardwareIo
+from robot_core.ros.outbox import Outbox
+from robot_core.ros.parameters import (
     ReadOnlyReasons,
     check_set,
     declare_overrides,
@@ -65,7 +66,6 @@ from robot_core.nodes.parameters import (
     parameter_value,
     parameters_as_dict,
 )
-from robot_core.parameter_spec import ParamError, spec_for, validate
 
 TOPIC_PLUGIN = "topic_based_ros2_control/TopicBasedSystem"
 # Parameters of this node that are not controller entries: declared, validated and documented from
@@ -105,7 +105,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
     def __init__(self, node_name: str = "controller_manager", controller_args: Sequence[str] | None = None,
                  **kwargs: Any):
         """``controller_args``: the ROS arguments controller nodes get (default: the parameter part of this
-        process's ``--ros-args``, see robot_core.nodes.parameters.inheritable_ros_args)."""
+        process's ``--ros-args``, see robot_core.ros.parameters.inheritable_ros_args)."""
         super().__init__(node_name, allow_undeclared_parameters=True, **kwargs)
         self._controller_args = list(inheritable_ros_args(sys.argv) if controller_args is None else controller_args)
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -665,7 +665,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cannot start."""
     from rclpy.executors import MultiThreadedExecutor
 
-    from robot_core.nodes.node_main import finish, run_node
+    from robot_core.ros.node_main import finish, run_node
 
     # A thread waiting for the GIL gets it after this long at most: keeps the control loop from being starved
     # by Python work on the executor threads (the default, 5 ms, is five 1 kHz periods).

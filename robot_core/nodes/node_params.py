@@ -1,13 +1,13 @@
 """The parameter tables of the simulator, controller manager and rbc nodes: the one place they are declared.
 
 ROS-free (no rclpy import), so ``scripts/gen_docs.py`` renders the doc pages' tables from these lists and the nodes
-declare, describe and validate from the same entries (robot_core.nodes.parameters.declare_specs).
+declare, describe and validate from the same entries (robot_core.ros.parameters.declare_specs).
 """
 
 from __future__ import annotations
 
-from robot_core.nodes.realtime import DEFAULT_THREAD_PRIORITY
 from robot_core.parameter_spec import ParamSpec as P
+from robot_core.ros.realtime import DEFAULT_THREAD_PRIORITY
 
 SIMULATOR_PARAMS: tuple[P, ...] = (
     P("robot_description", "string", "", "URDF (or xacro) text, as robot_state_publisher takes it"),

@@ -62,14 +62,14 @@ from std_srvs.srv import Trigger
 
 from robot_core.model import RobotModel, RobotModelError, load_robot
 from robot_core.nodes.node_params import RBC_PARAMS
-from robot_core.nodes.parameters import ReadOnlyReasons, declare_specs
 from robot_core.nodes.rbc_instance_node import InstanceNode
-from robot_core.nodes.rbc_messages import SelectionError, apply_wrench_request, expand_selection, joint_state_values
 from robot_core.parameter_spec import ParamError
 from robot_core.rbc.coupler import Coupler
 from robot_core.rbc.errors import RbcConfigError, RbcError
 from robot_core.rbc.instance import ACTIVE
 from robot_core.rbc.naming import graph_clash
+from robot_core.ros.parameters import ReadOnlyReasons, declare_specs
+from robot_core.ros.rbc_messages import SelectionError, apply_wrench_request, expand_selection, joint_state_values
 from robot_core.text import clip
 
 NODE_NAME = "rbc"
@@ -616,13 +616,13 @@ def _tf_message_type() -> Any:
 def main(args: list[str] | None = None) -> int:
     """Run the coupler until SIGINT/SIGTERM (exit code 0, however many signals); exit code 2 when the coupling
     cannot be built."""
-    from robot_core.nodes.node_main import finish
+    from robot_core.ros.node_main import finish
 
     return finish(_run(args))
 
 
 def _run(args: list[str] | None) -> int:
-    from robot_core.nodes.node_main import SHUTDOWN, NodeStartError, init_rclpy, report_startup_failure, spin_while
+    from robot_core.ros.node_main import SHUTDOWN, NodeStartError, init_rclpy, report_startup_failure, spin_while
 
     try:
         init_rclpy(args)

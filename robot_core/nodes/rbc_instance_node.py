@@ -35,9 +35,9 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 
-from robot_core.nodes.rbc_messages import action_for, derived_messages, jsonable
 from robot_core.rbc.errors import RbcError
 from robot_core.rbc.instance import ABORTED, ACTIVE, CANCELED, SUCCEEDED, ParamSpec, RbcInstance
+from robot_core.ros.rbc_messages import action_for, derived_messages, jsonable
 
 CONTACT_TYPES = ("CS", "TC")
 _ARRAY_TYPES = {"str_list": Parameter.Type.STRING_ARRAY, "float_list": Parameter.Type.DOUBLE_ARRAY}

@@ -8,7 +8,7 @@ Threads: the rclpy executor (main thread) receives commands and service calls; o
 engine. Commands are decoded in the executor and queued; the simulation thread applies them between two steps.
 Services hand a job to the simulation thread and wait for it, so no lock is ever held across a physics step and
 a service cannot be starved by a simulation running as fast as possible. The streamed messages (states, /clock,
-/tf) are serialized once and then published as patched bytes (:mod:`robot_core.nodes.serialized_template`),
+/tf) are serialized once and then published as patched bytes (:mod:`robot_core.ros.serialized_template`),
 which keeps a 1 kHz loop cheap.
 
 Parameters (node ``simulator``): declared from ``SIMULATOR_PARAMS`` (robot_core.nodes.node_params), with
@@ -70,14 +70,14 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from robot_core.model import RobotModel, RobotModelError, load_robot
-from robot_core.nodes.message_templates import retrying, stamped_template
 from robot_core.nodes.node_params import SIMULATOR_PARAMS
-from robot_core.nodes.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
-from robot_core.nodes.serialized_template import SerializedTemplate, sentinels
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
 from robot_core.physics.link_transforms import LinkTransforms
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
+from robot_core.ros.message_templates import retrying, stamped_template
+from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
+from robot_core.ros.serialized_template import SerializedTemplate, sentinels
 from robot_core.text import clip
 
 NODE_NAME = "simulator"
@@ -771,7 +771,7 @@ def _urdf_text(robot: RobotModel) -> str:
 
 def main(args: list[str] | None = None) -> int:
     """Console script entry point; exit code 0 on SIGINT/SIGTERM, 1 when the robot cannot be simulated."""
-    from robot_core.nodes.node_main import finish, run_node
+    from robot_core.ros.node_main import finish, run_node
 
     code = run_node(NODE_NAME, SimulatorNode, args=args, stop=lambda node: node.shutdown(),
                     startup_errors=(RobotModelError, CommandError, ValueError, OSError))

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from robot_core.nodes.node_main import SHUTDOWN, finish
+from robot_core.ros.node_main import SHUTDOWN, finish
 from robot_core.yaml_guard import YamlLimitError, safe_load_checked
 
 EXIT_OK = 0
@@ -282,7 +282,7 @@ def _run(argv: Sequence[str] | None, unspawner: bool) -> int:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.utilities import remove_ros_args
 
-    from robot_core.nodes.node_main import NodeStartError, init_rclpy, report_startup_failure
+    from robot_core.ros.node_main import NodeStartError, init_rclpy, report_startup_failure
 
     argv = list(sys.argv if argv is None else argv)
     args = build_parser(unspawner).parse_args(remove_ros_args(argv)[1:])

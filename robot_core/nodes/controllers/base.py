@@ -6,7 +6,7 @@ node), but here all of them run inside the controller manager's process and exec
 
 An adapter creates its ROS entities when the controller is configured and removes them at cleanup, as
 upstream controllers do in ``on_configure``/``on_cleanup``. Output the controller core emits during
-``update`` (in the control loop thread) goes through the manager's :class:`~robot_core.nodes.outbox.Outbox`,
+``update`` (in the control loop thread) goes through the manager's :class:`~robot_core.ros.outbox.Outbox`,
 so message building and publishing never run inside the loop.
 """
 
@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 from robot_core.control.controller_base import Controller, resolve
 from robot_core.control.lifecycle import State
-from robot_core.nodes.outbox import Outbox
-from robot_core.nodes.parameters import parameters_as_dict
+from robot_core.ros.outbox import Outbox
+from robot_core.ros.parameters import parameters_as_dict
 
 
 class ControllerAdapter:
@@ -62,7 +62,7 @@ class ControllerAdapter:
 
         Inputs are staged under the controller's own lock; a callback thread preempted by the interpreter while
         holding it would stall the cycle's update until it is scheduled again. Callbacks therefore take the
-        manager's cycle gate (see robot_core.nodes.control_loop.CycleGate) around every call into the core.
+        manager's cycle gate (see robot_core.ros.control_loop.CycleGate) around every call into the core.
         """
         gate = getattr(self.outbox, "gate", None)
         return gate.helper() if gate is not None else contextlib.nullcontext()

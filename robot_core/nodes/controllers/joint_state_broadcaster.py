@@ -7,7 +7,7 @@ by default); ``use_local_topics: true`` makes them private (``/joint_state_broad
 from __future__ import annotations
 
 from robot_core.nodes.controllers.base import ControllerAdapter
-from robot_core.nodes.message_templates import DynamicJointStateBytes, JointStateBytes
+from robot_core.ros.message_templates import DynamicJointStateBytes, JointStateBytes
 
 
 class JointStateBroadcasterAdapter(ControllerAdapter):
@@ -19,7 +19,7 @@ class JointStateBroadcasterAdapter(ControllerAdapter):
 
         prefix = "~/" if getattr(self.controller, "use_local_topics", False) else ""
         # published as bytes patched into a serialized template: at 1 kHz building messages in Python would
-        # cost a good part of a core (robot_core.nodes.message_templates)
+        # cost a good part of a core (robot_core.ros.message_templates)
         self.add_output("joint_states", JointState, f"{prefix}joint_states", JointStateBytes())
         self.add_output("dynamic_joint_states", DynamicJointState, f"{prefix}dynamic_joint_states",
                         DynamicJointStateBytes())

@@ -38,10 +38,10 @@ from robot_core.control.controllers.joint_trajectory import (
 )
 from robot_core.control.lifecycle import State
 from robot_core.control.trajectory import JointTrajectory, TrajectoryPoint
-from robot_core.nodes import ros_conversions as conv
 from robot_core.nodes.controllers.base import ControllerAdapter
-from robot_core.nodes.message_templates import JtcStateBytes
-from robot_core.nodes.parameters import parameter_value
+from robot_core.ros import ros_conversions as conv
+from robot_core.ros.message_templates import JtcStateBytes
+from robot_core.ros.parameters import parameter_value
 
 GOAL_QUEUE_DEPTH = 100  # goal / cancel / result requests the action server holds (rclpy's default: 10)
 

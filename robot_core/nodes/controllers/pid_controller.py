@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from robot_core.control.errors import ControlError
-from robot_core.nodes import ros_conversions as conv
 from robot_core.nodes.controllers.base import ControllerAdapter
+from robot_core.ros import ros_conversions as conv
 
 
 class PidControllerAdapter(ControllerAdapter):

@@ -8,7 +8,7 @@ CPU) is reported and the loop runs anyway with normal scheduling, as upstream do
 Why it matters here: with normal scheduling a 1 kHz cycle that wakes up while other threads of the process
 (services, publishers, DDS) or other processes are runnable waits in the run queue behind them; a FIFO thread
 preempts them at once. It cannot help with the interpreter lock, which the loop still shares with the other
-Python threads (robot_core.nodes.control_loop.CycleGate keeps those out of a running cycle).
+Python threads (robot_core.ros.control_loop.CycleGate keeps those out of a running cycle).
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from typing import Any
 
 from robot_core.control.messages import JointStateData
 from robot_core.control.topic_based import TopicBasedComponent
-from robot_core.nodes import ros_conversions as conv
-from robot_core.nodes.message_templates import JointStateBytes
+from robot_core.ros import ros_conversions as conv
+from robot_core.ros.message_templates import JointStateBytes
 
 
 class HardwareIo:

@@ -35,7 +35,7 @@ class Outbox:
                  duty: float = 1.0):
         if not 0.0 < duty <= 1.0:
             raise ValueError(f"duty must be in (0, 1], got {duty}")
-        self.gate = gate  # see robot_core.nodes.control_loop.CycleGate
+        self.gate = gate  # see robot_core.ros.control_loop.CycleGate
         self._wake_after_cycle = getattr(gate, "wake_after_cycle", None)
         self.duty = duty
         self._slots: dict[Hashable, tuple[Handler, Any]] = {}

@@ -4,7 +4,7 @@ Building a ROS message in Python and converting it for the middleware costs ~20 
 several times that for a trajectory controller's state; at 1 kHz that is a good part of a core, taken from the
 control loop's process. These streams keep their shape (same joints, same fields) and change only numbers, so a
 :class:`MessageTemplates` serializes one message per *layout* with sentinel numbers
-(:mod:`robot_core.nodes.serialized_template`) and afterwards only writes numbers into a copy of those bytes,
+(:mod:`robot_core.ros.serialized_template`) and afterwards only writes numbers into a copy of those bytes,
 which ``Publisher.publish`` accepts as they are.
 
 A layout is whatever decides the shape: names, array lengths, anything not patched. Everything patched is a
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from robot_core.nodes.ros_conversions import stamp_parts
-from robot_core.nodes.serialized_template import SerializedTemplate, sentinels
+from robot_core.ros.ros_conversions import stamp_parts
+from robot_core.ros.serialized_template import SerializedTemplate, sentinels
 
 # build(layout, groups) -> (message holding the groups' values, the Time objects inside it to stamp)
 Builder = Callable[[Any, dict[str, np.ndarray]], tuple[Any, list[Any]]]
