@@ -103,18 +103,27 @@ def wait_future(future: Any, timeout: float = 10.0, what: str = "future") -> Any
     return future.result()
 
 
-def answered_eventually(send: Callable[[Any], Any], request: Any, what: str, timeout: float = 40.0) -> None:
+def answered_eventually(send: Callable[[Any], Any], request: Any, what: str, timeout: float = 40.0,
+                        resend: float = 2.0) -> None:
     """Send ``request`` (something harmless) until one is answered. Fast DDS drops a response while the server
     has not yet discovered a new client's reader, which on a loaded machine outlasts the first call; so a fresh
-    client's calls that count go out only after a harmless one came back."""
-    def answered() -> bool:
-        try:
-            wait_future(send(request), 2.0, what)
-        except TimeoutError:
-            return False
-        return True
+    client's calls that count go out only after a harmless one came back.
 
-    wait_for(answered, timeout, what)
+    Every request sent stays in play: a new one goes out each ``resend`` seconds while none has come back, and an
+    answer to *any* of them ends the wait. (Waiting on the newest one only threw away every answer that took
+    longer than ``resend`` to come back, as answers may under a CPU hog.)
+    """
+    sent: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        sent.append(send(request))
+        try:
+            wait_for(lambda: any(f.done() for f in sent), min(resend, max(0.0, deadline - time.monotonic())), what)
+            return
+        except TimeoutError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what} ({len(sent)} sent, "
+                                   "none answered)") from None
 
 
 class RosTestContext:
