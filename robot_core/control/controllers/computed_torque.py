@@ -30,20 +30,30 @@ import math
 
 import numpy as np
 
-from robot_core.control.controllers.gravity_compensation import build_chain
-from robot_core.control.controllers.joint_trajectory import JointTrajectoryController
+from robot_core.control.controllers.gravity_compensation import BASE_LINK, TIP_LINK, build_chain
+from robot_core.control.controllers.joint_trajectory import TRAJECTORY_PARAMS, JointTrajectoryController
 from robot_core.control.trajectory import JointSample
+from robot_core.parameter_spec import ParamSpec as P
 
 
 class ComputedTorqueController(JointTrajectoryController):
     type_name = "robot_core/ComputedTorqueController"
     allowed_command_interfaces = ("effort",)
     needs_pid_gains = False
+    PARAMS = (
+        *TRAJECTORY_PARAMS,
+        BASE_LINK, TIP_LINK,
+        P("kp", "double|double[]", 100.0, "position gain of the error dynamics: one number for every joint or one "
+          "per joint", read_only=False, minimum=0.0, unit="1/s^2"),
+        P("kd", "double|double[]", None, "velocity gain: one number or one per joint; unset = 2 sqrt(kp) (critical "
+          "damping)", read_only=False, minimum=0.0, unit="1/s", optional=True),
+        P("use_urdf_damping", "bool", True, "add the URDF joints' viscous damping (<dynamics damping>) times the "
+          "velocity to the torque", read_only=False),
+    )
 
-    def _read_params(self) -> None:
-        self.params.data["command_interfaces"] = ["effort"]
-        self.params.data["state_interfaces"] = ["position", "velocity"]
-        super()._read_params()
+    def _read_interfaces(self) -> tuple[list[str], list[str]]:
+        """Fixed: torques out, positions and velocities in (command_/state_interfaces are not read)."""
+        return ["effort"], ["position", "velocity"]
 
     def configure_model(self) -> None:
         p = self.params

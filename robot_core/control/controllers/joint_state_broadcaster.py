@@ -20,15 +20,32 @@ import itertools
 
 import numpy as np
 
-from robot_core.control.controller_base import ALL_INTERFACES, Controller, Deferred
+from robot_core.control.controller_base import ALL_INTERFACES, UPDATE_RATE, Controller, Deferred
 from robot_core.control.interfaces import split_interface_name
 from robot_core.control.messages import DynamicJointStateData, InterfaceValueData, JointStateData
+from robot_core.parameter_spec import ParamSpec as P
+
+
+def _field_map(field: str) -> P:
+    return P(f"map_interface_to_joint_state.{field}", "string", field,
+             f"the state interface whose value fills the '{field}' field of /joint_states")
 
 
 class JointStateBroadcaster(Controller):
     type_name = "joint_state_broadcaster/JointStateBroadcaster"
-    read_only_parameters = ("use_local_topics", "joints", "extra_joints", "interfaces", "map_interface_to_joint_state.",
-                            "use_urdf_to_filter", "frame_id")
+    PARAMS = (
+        UPDATE_RATE,
+        P("joints", "string[]", [], "with interfaces: read exactly <joint>/<interface> for each pair; empty (or "
+          "interfaces empty): read every state interface the hardware offers"),
+        P("interfaces", "string[]", [], "the state interfaces read for each of joints (see joints)"),
+        P("use_local_topics", "bool", False, "publish on ~/joint_states and ~/dynamic_joint_states instead of "
+          "/joint_states and /dynamic_joint_states"),
+        P("use_urdf_to_filter", "bool", True, "with a robot description, /joint_states lists only the URDF's joints "
+          "(sensors and GPIOs still appear in /dynamic_joint_states)"),
+        P("extra_joints", "string[]", [], "joints published in /joint_states with position, velocity and effort 0 "
+          "(joints the hardware does not know, e.g. passive ones)"),
+        _field_map("position"), _field_map("velocity"), _field_map("effort"),
+    )
 
     def on_init(self) -> None:
         self._read_params()

@@ -24,9 +24,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from robot_core.control.controller_base import Controller
+from robot_core.control.controller_base import UPDATE_RATE, Controller
 from robot_core.control.messages import MultiDofStateData, SingleDofStateData
 from robot_core.control.pid import Pid, PidGains
+from robot_core.parameter_spec import ParamSpec as P
+
+
+def _gain(key: str, type_: str, default: object, text: str, **kw: object) -> P:
+    return P(f"gains.<dof>.{key}", type_, default, text, read_only=False, family=True, **kw)  # type: ignore[arg-type]
 
 
 def _wrap(x: float) -> float:
@@ -35,8 +40,29 @@ def _wrap(x: float) -> float:
 
 class PidController(Controller):
     type_name = "pid_controller/PidController"
-    read_only_parameters = ("dof_names", "reference_and_state_dof_names", "command_interface",
-                            "reference_and_state_interfaces", "set_current_state_as_first_setpoint")
+    PARAMS = (
+        UPDATE_RATE,
+        P("dof_names", "string[]", [], "the degrees of freedom controlled, usually joint names (must not be empty "
+          "at configure)"),
+        P("command_interface", "string", "velocity", "the command interface each DOF's PID output is written to "
+          "(<dof>/<command_interface>)"),
+        P("reference_and_state_interfaces", "string[]", ["position"], "the state interfaces fed back, one or two; "
+          "with two the second is the rate of the first (e.g. [position, velocity]) and the error rate is "
+          "values_dot minus the measured rate"),
+        P("use_external_measured_states", "bool", False, "take the feedback from ~/measured_state instead of state "
+          "interfaces (no state interface is claimed)"),
+        _gain("p", "double", 0.0, "proportional gain"),
+        _gain("i", "double", 0.0, "integral gain"),
+        _gain("d", "double", 0.0, "derivative gain"),
+        _gain("i_clamp_min", "double", -math.inf, "lower bound of the integral term", finite=False),
+        _gain("i_clamp_max", "double", math.inf, "upper bound of the integral term", finite=False),
+        _gain("u_clamp_min", "double", -math.inf, "lower bound of the output", finite=False),
+        _gain("u_clamp_max", "double", math.inf, "upper bound of the output", finite=False),
+        _gain("antiwindup", "bool", True, "back-calculation anti-windup while the output is at a finite u_clamp "
+              "limit (integration stops while the error pushes further into the limit)"),
+        _gain("feedforward_gain", "double", 0.0, "output += feedforward_gain * reference"),
+        _gain("angle_wraparound", "bool", False, "the error is wrapped to [-pi, pi) (continuous joints)"),
+    )
 
     def on_init(self) -> None:
         self._read_params()
