@@ -18,7 +18,7 @@ with the effort computation replaced): FollowJointTrajectory goals, the topic,
 tolerances, preemption, no-jump take-over.
 
 Parameters: everything of the JTC except command/state interfaces (fixed to
-effort / position+velocity) and gains, plus
+effort / position+velocity) and the PID gains (only gains.<joint>.angle_wraparound is read), plus
   kp (default 100, 1/s^2) and kd (default 2 sqrt(kp)): a number or one per joint;
   use_urdf_damping (true): add the URDF joint damping to h;
   base_link / tip_link (optional, default parent(joints[0]) -> child(joints[-1])).
@@ -31,7 +31,11 @@ import math
 import numpy as np
 
 from robot_core.control.controllers.gravity_compensation import BASE_LINK, TIP_LINK, build_chain
-from robot_core.control.controllers.joint_trajectory import TRAJECTORY_PARAMS, JointTrajectoryController
+from robot_core.control.controllers.joint_trajectory import (
+    ANGLE_WRAPAROUND,
+    TRAJECTORY_PARAMS,
+    JointTrajectoryController,
+)
 from robot_core.control.trajectory import JointSample
 from robot_core.parameter_spec import ParamSpec as P
 
@@ -47,6 +51,7 @@ class ComputedTorqueController(JointTrajectoryController):
           "per joint", read_only=False, minimum=0.0, unit="1/s^2"),
         P("kd", "double|double[]", None, "velocity gain: one number or one per joint; unset = 2 sqrt(kp) (critical "
           "damping)", read_only=False, minimum=0.0, unit="1/s", optional=True),
+        ANGLE_WRAPAROUND,
         P("use_urdf_damping", "bool", True, "add the URDF joints' viscous damping (<dynamics damping>) times the "
           "velocity to the torque", read_only=False),
     )

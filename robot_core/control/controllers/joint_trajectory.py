@@ -73,6 +73,10 @@ def _gain(key: str, default: float | bool, text: str, **kw: object) -> P:
     return P(f"gains.<joint>.{key}", type_, default, text, read_only=False, family=True, **kw)  # type: ignore[arg-type]
 
 
+#: read by the model-based subclasses too (the other gains are not)
+ANGLE_WRAPAROUND = _gain("angle_wraparound", False, "wrap the position error to [-pi, pi) (always on for "
+                         "continuous URDF joints)")
+
 #: the trajectory part of the table, shared with the model-based subclasses
 TRAJECTORY_PARAMS: tuple[P, ...] = (
     UPDATE_RATE,
@@ -91,6 +95,8 @@ TRAJECTORY_PARAMS: tuple[P, ...] = (
       minimum=0.0, unit="Hz"),
     P("reject_invalid_goals", "bool", True, "read by the node: an invalid action goal is rejected; false = "
       "accepted and aborted at once with its error code, so the client sees the code", read_only=False),
+    P("action_monitor_period", "double", 0.05, "read by the node: period of the action's feedback and of its "
+      "check for a result", read_only=False, minimum=0.0, exclusive_min=True, unit="s"),
     P("constraints.stopped_velocity_tolerance", "double", 0.01, "after the last point, every joint's velocity "
       "must be below this for success", read_only=False, minimum=0.0, unit="rad/s"),
     P("constraints.goal_time", "double", 0.0, "time after the trajectory's end within which the goal tolerances "
@@ -293,8 +299,7 @@ class JointTrajectoryController(Controller):
         _gain("u_clamp_min", -math.inf, "lower bound of the PID output", finite=False),
         _gain("u_clamp_max", math.inf, "upper bound of the PID output", finite=False),
         _gain("ff_velocity_scale", 0.0, "output += ff_velocity_scale * desired velocity"),
-        _gain("angle_wraparound", False, "wrap the position error to [-pi, pi) (always on for continuous URDF "
-              "joints)"),
+        ANGLE_WRAPAROUND,
     )
     needs_pid_gains = True
 
@@ -370,17 +375,19 @@ class JointTrajectoryController(Controller):
         wrap = np.zeros(n, dtype=bool)
         for k, j in enumerate(self.joints):
             base = f"gains.{j}"
-            i_clamp = p.float(f"{base}.i_clamp", math.inf)
-            try:
-                gains = PidGains(
-                    p=p.float(f"{base}.p", 0.0), i=p.float(f"{base}.i", 0.0), d=p.float(f"{base}.d", 0.0),
-                    i_clamp_min=p.float(f"{base}.i_clamp_min", -i_clamp),
-                    i_clamp_max=p.float(f"{base}.i_clamp_max", i_clamp),
-                    u_min=p.float(f"{base}.u_clamp_min", -math.inf), u_max=p.float(f"{base}.u_clamp_max", math.inf))
-            except ValueError as exc:
-                raise self.error(f"gains for joint '{j}': {exc}") from None
-            self.pids.append(Pid(gains))
-            self.ff_velocity_scale[k] = p.float(f"{base}.ff_velocity_scale", 0.0)
+            if self.needs_pid_gains:  # model-based subclasses compute their command without the PID
+                i_clamp = p.float(f"{base}.i_clamp", math.inf)
+                try:
+                    gains = PidGains(
+                        p=p.float(f"{base}.p", 0.0), i=p.float(f"{base}.i", 0.0), d=p.float(f"{base}.d", 0.0),
+                        i_clamp_min=p.float(f"{base}.i_clamp_min", -i_clamp),
+                        i_clamp_max=p.float(f"{base}.i_clamp_max", i_clamp),
+                        u_min=p.float(f"{base}.u_clamp_min", -math.inf),
+                        u_max=p.float(f"{base}.u_clamp_max", math.inf))
+                except ValueError as exc:
+                    raise self.error(f"gains for joint '{j}': {exc}") from None
+                self.pids.append(Pid(gains))
+                self.ff_velocity_scale[k] = p.float(f"{base}.ff_velocity_scale", 0.0)
             wrap[k] = p.bool(f"{base}.angle_wraparound", False)
             if self.robot is not None and j in self.robot.joints and self.robot.joints[j].type == "continuous":
                 wrap[k] = True
