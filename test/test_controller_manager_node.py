@@ -298,6 +298,12 @@ def test_controller_parameters_are_described_by_their_spec(ros, cm):
     goal = described["constraints.joint7.goal"]
     assert goal.floating_point_range and goal.floating_point_range[0].from_value == 0.0
     assert described["interpolation_method"].additional_constraints == "one of 'splines', 'none'"
+    # the descriptor's read_only refuses a set, in words naming the controller (not rclpy's bare text)
+    from rclpy.parameter import Parameter
+
+    refused = wait_future(client.set_parameters([Parameter("joints", value=["joint1"])]), 20, "set_parameters")
+    reason = refused.results[0].reason
+    assert not refused.results[0].successful and "of controller 'joint_trajectory_controller' is read-only" in reason
 
 
 def test_loop_statistics_service(cm):

@@ -17,11 +17,10 @@ It takes trajectories exactly like the JointTrajectoryController (it *is* one,
 with the effort computation replaced): FollowJointTrajectory goals, the topic,
 tolerances, preemption, no-jump take-over.
 
-Parameters: everything of the JTC except command/state interfaces (fixed to
-effort / position+velocity) and the PID gains (only gains.<joint>.angle_wraparound is read), plus
-  kp (default 100, 1/s^2) and kd (default 2 sqrt(kp)): a number or one per joint;
-  use_urdf_damping (true): add the URDF joint damping to h;
-  base_link / tip_link (optional, default parent(joints[0]) -> child(joints[-1])).
+Parameters: :attr:`ComputedTorqueController.PARAMS` (doc/controllers/computed_torque.md): the JTC's except
+command/state interfaces (fixed to effort / position+velocity) and the PID gains (only
+gains.<joint>.angle_wraparound is read), plus kp (default 100, 1/s^2) and kd (default 2 sqrt(kp)), a number or
+one per joint, use_urdf_damping, and base_link / tip_link.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 Types: forward_command_controller/ForwardCommandController (params ``joints``, ``interface_name``) and the
 fixed-interface variants position_controllers/JointGroupPositionController,
 velocity_controllers/JointGroupVelocityController, effort_controllers/JointGroupEffortController (``joints``).
+The tables are each class's ``PARAMS``, rendered in doc/controllers/forward_command.md.
 
 The node calls :meth:`ForwardCommandController.set_command` with each message's ``data``; a command of the
 wrong size or with a non-finite value raises ControlError and is not applied (upstream only logs size errors).

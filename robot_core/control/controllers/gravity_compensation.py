@@ -7,11 +7,8 @@ links beyond the tip and held side branches count as loads) and writes them to
 the ``effort`` command interfaces. With a model that matches the robot, the arm
 floats: it stays where it is and can be pushed around.
 
-Parameters:
-  joints: the chain's movable joints in order (base -> tip); the chain is
-      parent(joints[0]) -> child(joints[-1]) and must contain exactly these joints.
-  base_link / tip_link: alternative to ``joints`` (all movable joints between them).
-  damping (0): optional viscous term, effort -= damping * velocity (needs velocity states).
+Parameters: :attr:`GravityCompensationController.PARAMS`, rendered in doc/controllers/gravity_compensation.md
+(the chain by ``joints`` or by ``base_link``/``tip_link``; optional viscous ``damping``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """joint_state_broadcaster/JointStateBroadcaster: hardware states -> /joint_states and /dynamic_joint_states.
 
-Parameters (upstream names):
-  joints, interfaces: both set -> read exactly ``<joint>/<interface>`` for each pair;
-      otherwise every available state interface is read.
-  use_local_topics (false): publish on ``~/joint_states`` instead of ``/joint_states`` (the node decides topics;
-      the flag is exposed as :attr:`use_local_topics`).
-  map_interface_to_joint_state.{position,velocity,effort}: which interface fills each JointState field.
-  use_urdf_to_filter (true): with a robot description, /joint_states only lists joints of the URDF
-      (sensors and GPIOs still appear in /dynamic_joint_states).
-  extra_joints ([]): joints published with position/velocity/effort 0 (joints the hardware does not know).
+Parameters (upstream names): :attr:`JointStateBroadcaster.PARAMS`, rendered in
+doc/controllers/joint_state_broadcaster.md. With ``joints`` and ``interfaces`` both set exactly those
+``<joint>/<interface>`` pairs are read, otherwise every state interface.
 
 Outputs (``emit`` keys): "joint_states" -> JointStateData (URDF joint order, NaN where a joint lacks a field),
 "dynamic_joint_states" -> DynamicJointStateData (every read interface, grouped per joint).

@@ -13,14 +13,8 @@ stage data that the next ``update`` takes over):
 * ``~/query_state`` service: ``query_state(time)``.
 * ``~/controller_state``: ``emit("controller_state", JtcStateData)``.
 
-Parameters (ros2_controllers names): joints, command_interfaces ([position]),
-state_interfaces ([position, velocity]), interpolation_method (splines | none),
-allow_partial_joints_goal (false), open_loop_control (false),
-allow_nonzero_velocity_at_trajectory_end (false), state_publish_rate (Hz, 0 =
-every update), constraints.{stopped_velocity_tolerance (0.01), goal_time (0),
-<joint>.trajectory (0), <joint>.goal (0)}, gains.<joint>.{p, i, d, i_clamp,
-i_clamp_min, i_clamp_max, u_clamp_min, u_clamp_max, ff_velocity_scale,
-angle_wraparound} (PID used for velocity-only or effort command interfaces).
+Parameters (ros2_controllers names): :attr:`JointTrajectoryController.PARAMS`, rendered in
+doc/controllers/joint_trajectory.md. The PID of ``gains`` drives velocity-only or effort command interfaces.
 Continuous joints of the URDF are compared with wrapped angles.
 
 Behaviour:

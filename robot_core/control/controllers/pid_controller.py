@@ -1,15 +1,7 @@
 """pid_controller/PidController: one PID per degree of freedom, reference from ``~/reference``.
 
-Parameters (ros2_controllers names):
-  dof_names: the DOFs (usually joint names).
-  command_interface ("velocity"): the interface each DOF's PID output is written to.
-  reference_and_state_interfaces (["position"]): the state interface(s) fed back; with two entries the second
-      is the derivative of the first (e.g. [position, velocity]) and error_dot = values_dot - measured rate.
-  use_external_measured_states (false): feedback comes from :meth:`set_measured_state` (``~/measured_state``)
-      instead of state interfaces.
-  gains.<dof>.{p, i, d, i_clamp_max, i_clamp_min, u_clamp_max, u_clamp_min, antiwindup, feedforward_gain,
-      angle_wraparound}: antiwindup (default true) enables back-calculation when the u_clamp limits are finite;
-      i_clamp_* clamp the integral term (see robot_core.control.pid for the exact semantics).
+Parameters (ros2_controllers names): :attr:`PidController.PARAMS`, rendered in doc/controllers/pid_controller.md
+(see robot_core.control.pid for the exact semantics of the clamps and the anti-windup).
 
 Input: :meth:`set_reference` (control_msgs/MultiDOFCommand: dof_names, values, values_dot). Until a DOF has a
 reference its output holds (0 for velocity/effort interfaces, the measured position for position).
