@@ -2,8 +2,8 @@
 
 ROS-free on purpose: the docs generator (``scripts/gen_docs.py``) and the unit tests read the specs without rclpy,
 and the nodes turn them into rcl_interfaces descriptors in :mod:`robot_core.ros.parameters`. It sits at the
-package top level, next to the other ROS-free building blocks, because it is not specific to one node (the
-controllers' parameters could use it too).
+package top level, next to the other ROS-free building blocks, because it is not specific to one node: the
+controllers' tables (``PARAMS`` of each class in :mod:`robot_core.control.controllers`) use it too.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-ParamType = Literal["bool", "int", "double", "string", "string[]", "int|int[]"]
+ParamType = Literal["bool", "int", "double", "string", "string[]", "int|int[]", "double[]", "double|double[]"]
 
 # The words the old hand-written checks used, kept so error texts keep their content.
 _TYPE_WORDS = {"bool": "bool", "int": "int", "double": "float", "string": "str", "string[]": "list of strings",
-               "int|int[]": "int or list of ints"}
+               "int|int[]": "int or list of ints", "double[]": "list of floats",
+               "double|double[]": "float or list of floats"}
 
 
 class ParamError(ValueError):
@@ -31,7 +32,8 @@ class ParamSpec:
 
     ``default`` None with ``optional`` means "not declared unless given" (e.g. ``cpu_affinity``). ``family``
     specs (``initial_positions.<joint>``) document a group of names declared only from a parameter file.
-    ``minimum``/``maximum`` are inclusive unless ``exclusive_min``; ``step`` applies to ints.
+    ``minimum``/``maximum`` are inclusive unless ``exclusive_min``; ``step`` applies to ints. ``finite`` False
+    lets a double be +-inf (a clamp that is off by default); NaN is always refused.
     """
 
     name: str
@@ -48,6 +50,7 @@ class ParamSpec:
     optional: bool = False
     family: bool = False
     fold_case: bool = False  # choices match after strip() and lower() (the node normalises the same way)
+    finite: bool = True
 
     def matches(self, name: str) -> bool:
         """Whether a declared ``name`` is this parameter (for a family: each ``<...>`` stands for any text)."""
@@ -112,17 +115,33 @@ def validate(spec: ParamSpec, value: Any, node: str) -> Any:
         for v in items:
             _check_range(spec, v, fail)
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if t in ("double[]", "double|double[]"):
+        if t == "double|double[]" and _is_number(value):
+            return _double(spec, value, fail)
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) or \
+                not all(_is_number(v) for v in value):
+            raise fail(f"a {_TYPE_WORDS[t]}")
+        return [_double(spec, v, fail) for v in value]
+    if not _is_number(value):
         raise fail(f"a {_TYPE_WORDS[t]}")
     if t == "double":
-        value = float(value)
-        if not math.isfinite(value):
-            raise fail("a finite float")
-    else:
-        if isinstance(value, float):
-            if not value.is_integer():
-                raise fail("an int")
-            value = int(value)
+        return _double(spec, value, fail)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise fail("an int")
+        value = int(value)
+    _check_range(spec, value, fail)
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _double(spec: ParamSpec, value: float, fail: Any) -> float:
+    value = float(value)
+    if math.isnan(value) or (spec.finite and not math.isfinite(value)):
+        raise fail("a finite float" if spec.finite else "a float, not NaN")
     _check_range(spec, value, fail)
     return value
 

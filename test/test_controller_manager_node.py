@@ -274,6 +274,38 @@ def test_read_only_parameters_are_refused(ros, cm):
     assert not res.successful and "read once at start-up" in res.reason
 
 
+def test_controller_parameters_are_described_by_their_spec(ros, cm):
+    """``ros2 param describe /joint_trajectory_controller ...``: the description, read_only and range of the
+    controller's spec table, for a parameter from the YAML, a family member, a default and a node-only one."""
+    from rclpy.parameter_client import AsyncParameterClient
+    from ros_harness import wait_future
+
+    from robot_core.control.controllers.joint_trajectory import JointTrajectoryController
+
+    assert cm.load("joint_trajectory_controller") and cm.configure("joint_trajectory_controller")
+    client = AsyncParameterClient(ros.node("controller_describer"), "joint_trajectory_controller")
+    assert client.wait_for_services(timeout_sec=30)
+    names = ["joints", "constraints.goal_time", "gains.joint1.p", "constraints.joint7.goal", "interpolation_method",
+             "reject_invalid_goals"]
+    res = wait_future(client.describe_parameters(names), 20, "describe_parameters")
+    described = dict(zip(names, res.descriptors, strict=True))
+    for name, d in described.items():
+        spec = JointTrajectoryController.param_spec(name)
+        assert spec is not None, name
+        assert d.description.startswith(spec.description), (name, d.description)
+        assert d.read_only == spec.read_only, (name, d.read_only)
+    assert described["joints"].read_only and not described["gains.joint1.p"].read_only
+    goal = described["constraints.joint7.goal"]
+    assert goal.floating_point_range and goal.floating_point_range[0].from_value == 0.0
+    assert described["interpolation_method"].additional_constraints == "one of 'splines', 'none'"
+    # the descriptor's read_only refuses a set, in words naming the controller (not rclpy's bare text)
+    from rclpy.parameter import Parameter
+
+    refused = wait_future(client.set_parameters([Parameter("joints", value=["joint1"])]), 20, "set_parameters")
+    reason = refused.results[0].reason
+    assert not refused.results[0].successful and "of controller 'joint_trajectory_controller' is read-only" in reason
+
+
 def test_loop_statistics_service(cm):
     import json
 

@@ -82,3 +82,18 @@ def test_check_table_refuses_duplicates_missing_descriptions_and_bad_defaults():
 @pytest.mark.parametrize("node", sorted(NODE_PARAMS))
 def test_node_tables_are_consistent(node: str):
     check_table(NODE_PARAMS[node])
+
+
+def test_double_lists_and_non_finite_clamps():
+    gains = ParamSpec("kp", "double|double[]", 100.0, "gain", minimum=0.0)
+    assert validate(gains, 5, "ctc") == 5.0 and validate(gains, [1, 2.5], "ctc") == [1.0, 2.5]
+    with pytest.raises(ParamError, match=re.escape("ctc: parameter 'kp' = [1, -2] must be >= 0")):
+        validate(gains, [1, -2], "ctc")
+    with pytest.raises(ParamError, match="must be a float or list of floats"):
+        validate(gains, ["a"], "ctc")
+    with pytest.raises(ParamError, match="must be a finite float"):
+        validate(ParamSpec("v", "double[]", [], "values"), [math.inf], "x")
+    clamp = ParamSpec("gains.<joint>.u_clamp_max", "double", math.inf, "clamp", family=True, finite=False)
+    assert validate(clamp, math.inf, "jtc") == math.inf
+    with pytest.raises(ParamError, match="not NaN"):
+        validate(clamp, math.nan, "jtc")

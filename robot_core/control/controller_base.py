@@ -28,6 +28,7 @@ from robot_core.control.errors import ControlError
 from robot_core.control.interfaces import InterfaceGroup
 from robot_core.control.lifecycle import State
 from robot_core.control.params import Params
+from robot_core.parameter_spec import ParamSpec, spec_for
 
 if TYPE_CHECKING:
     from robot_core.model.robot_model import RobotModel
@@ -37,6 +38,11 @@ CHAINABLE_CONTROLLER_INTERFACE = "controller_interface::ChainableControllerInter
 
 # Returned by *_interface_configuration() to ask for every available interface.
 ALL_INTERFACES = "all"
+
+#: read by the base class for every controller, so every table starts with it
+UPDATE_RATE = ParamSpec(
+    "update_rate", "int", 0, "rate at which the manager calls this controller's update; 0 = the manager's own "
+    "update_rate; a rate above the manager's is refused at configure", read_only=False, minimum=0, unit="Hz")
 
 
 class ReturnType(Enum):
@@ -96,14 +102,31 @@ class Controller:
     base_class: ClassVar[str] = CONTROLLER_INTERFACE
     is_chainable: ClassVar[bool] = False
     is_async: ClassVar[bool] = False
-    #: parameters that cannot change once the controller's node exists (upstream's ``read_only: true``); a
-    #: name ending in "." covers everything under that prefix
+    #: every parameter the controller reads, declared once: validation (:class:`Params`), the node's descriptors,
+    #: the read-only refusal and the doc page's table (doc/controllers/<module>.md) all come from here
+    PARAMS: ClassVar[tuple[ParamSpec, ...]] = (UPDATE_RATE,)
+    #: names of the read-only entries of PARAMS (upstream's ``read_only: true``), derived per subclass
     read_only_parameters: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.read_only_parameters = tuple(s.name for s in cls.PARAMS if s.read_only)
+
+    @classmethod
+    def param_spec(cls, name: str) -> ParamSpec | None:
+        """The spec of a parameter name of this controller (a family member matches its family)."""
+        return spec_for(cls.PARAMS, name)
+
+    @classmethod
+    def is_read_only(cls, name: str) -> bool:
+        """Whether ``name`` is fixed once the controller's node exists (a set is refused)."""
+        spec = cls.param_spec(name)
+        return spec is not None and spec.read_only
 
     def __init__(self, name: str, params: Mapping[str, Any] | None = None, robot: RobotModel | None = None,
                  cm_update_rate: float = 100.0):
         self.name = name
-        self.params = Params(name, params)
+        self.params = Params(name, params, self.PARAMS)
         self.robot = robot
         self.cm_update_rate = float(cm_update_rate)
         self.state = State.UNCONFIGURED
@@ -127,7 +150,7 @@ class Controller:
         """Replace the parameters (only while unconfigured; takes effect at the next configure)."""
         if self.state not in (State.UNCONFIGURED,):
             raise ControlError(f"Controller '{self.name}': parameters can only be replaced while unconfigured")
-        self.params = Params(self.name, params)
+        self.params = Params(self.name, params, self.PARAMS)
         self.update_rate = self._read_update_rate()
 
     # --- lifecycle hooks (override) ---------------------------------------------

@@ -4,15 +4,21 @@ Parameters arrive either nested (straight from a YAML file) or flattened with
 dots (``gains.joint1.p``, as a ROS parameter server holds them). Both forms
 are normalised to one nested dict so controllers read them one way, and every
 bad value raises a ControlError that names the controller and the parameter.
+
+The controller class's ``PARAMS`` table (:class:`~robot_core.parameter_spec.ParamSpec`) is the authority on
+ranges and choices: every typed read is checked against the spec of its name, so the documented range is the
+enforced one. Every read is recorded (:attr:`Params.reads`) so a test can prove that nothing is read that the
+table does not declare.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from robot_core.control.errors import ControlError
+from robot_core.parameter_spec import ParamSpec, spec_for
 
 _MISSING = object()
 
@@ -50,16 +56,42 @@ class Params:
     and ``get`` then show every setting in force, not only those the YAML named.
     """
 
-    def __init__(self, owner: str, data: Mapping[str, Any] | None = None):
+    def __init__(self, owner: str, data: Mapping[str, Any] | None = None, specs: Sequence[ParamSpec] = ()):
         self.owner = owner
         self.data: dict[str, Any] = nest(data or {})
+        self.specs = tuple(specs)
         self._defaulted: set[str] = set()
         self.defaults: dict[str, tuple[Any, str]] = {}
+        #: every typed read: path -> ROS kind ("double", "string_array", ...), given or defaulted
+        self.reads: dict[str, str] = {}
+
+    def spec(self, path: str) -> ParamSpec | None:
+        """The spec of ``path`` in the controller's table (None without a table or for an undeclared name)."""
+        return spec_for(self.specs, path) if self.specs else None
 
     def _used(self, path: str, value: Any, kind: str) -> Any:
+        self.reads.setdefault(path, kind)
+        spec = self.spec(path)
+        if spec is not None:
+            self._check_spec(spec, path, value)
         if path in self._defaulted and path not in self.defaults:
             self.defaults[path] = (list(value) if isinstance(value, list) else value, kind)
         return value
+
+    def _check_spec(self, spec: ParamSpec, path: str, value: Any) -> None:
+        """Choices and range of the spec, per element for lists (worded like the typed reads' own checks)."""
+        for v in value if isinstance(value, list) else [value]:
+            if spec.choices and isinstance(v, str) and v not in spec.choices:
+                raise self._error(path, f"must be one of {list(spec.choices)}, got '{v}'")
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                continue
+            if spec.finite and not math.isfinite(v):
+                raise self._error(path, f"must be finite, got {v}")
+            lo, hi = spec.minimum, spec.maximum
+            if lo is not None and (v <= lo if spec.exclusive_min else v < lo):
+                raise self._error(path, f"must be {'>' if spec.exclusive_min else '>='} {lo}, got {v}")
+            if hi is not None and v > hi:
+                raise self._error(path, f"must be <= {hi}, got {v}")
 
     def _error(self, path: str, what: str) -> ControlError:
         return ControlError(f"controller '{self.owner}': parameter '{path}' {what}")
@@ -124,7 +156,7 @@ class Params:
     def bool(self, path: str, default: Any = _MISSING) -> bool:
         value = self.raw(path, default)
         if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
+            value = value.lower() == "true"
         if not isinstance(value, bool):
             raise self._error(path, f"must be true or false, got {value!r}")
         return self._used(path, value, "bool")

@@ -10,6 +10,7 @@ import importlib
 
 from robot_core.control.controller_base import Controller
 from robot_core.control.errors import ControlError
+from robot_core.parameter_spec import ParamSpec
 
 _BUILTIN: dict[str, str] = {
     "joint_state_broadcaster/JointStateBroadcaster":
@@ -76,3 +77,23 @@ class ControllerRegistry:
 
 
 default_registry = ControllerRegistry()
+
+
+def doc_pages() -> dict[str, list[str]]:
+    """Doc page (doc/controllers/<page>.md, the module's name) -> the built-in type names it documents."""
+    pages: dict[str, list[str]] = {}
+    for type_name, path in _BUILTIN.items():
+        pages.setdefault(path.partition(":")[0].rsplit(".", 1)[-1], []).append(type_name)
+    return pages
+
+
+def page_params(page: str) -> tuple[ParamSpec, ...]:
+    """The parameter table of a doc page: the union of its types' tables, in order (a parameter only some of the
+    types read says so in its description, e.g. forward_command's ``interface_name``)."""
+    out: dict[str, ParamSpec] = {}
+    for type_name in doc_pages()[page]:
+        for spec in default_registry.get(type_name).PARAMS:
+            if out.setdefault(spec.name, spec) != spec:
+                raise ControlError(f"doc page '{page}': parameter '{spec.name}' is specified differently by "
+                                   f"'{type_name}'")
+    return tuple(out.values())

@@ -49,7 +49,7 @@ from robot_core.control.manager import ControllerManagerCore
 from robot_core.control.messages import ActivityData
 from robot_core.control.topic_based import TopicBasedComponent
 from robot_core.nodes.controllers import adapter_class
-from robot_core.nodes.controllers.base import ControllerAdapter
+from robot_core.nodes.controllers.base import ControllerAdapter, controller_node_class
 from robot_core.nodes.node_params import CONTROLLER_MANAGER_PARAMS
 from robot_core.parameter_spec import ParamError, spec_for, validate
 from robot_core.ros import realtime
@@ -60,8 +60,10 @@ from robot_core.ros.outbox import Outbox
 from robot_core.ros.parameters import (
     ReadOnlyReasons,
     check_set,
+    convert_overrides,
     declare_overrides,
     declare_specs,
+    describe_declared,
     inheritable_ros_args,
     parameter_value,
     parameters_as_dict,
@@ -533,8 +535,6 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
     # ------------------------------------------------------------------ controller life (also usable in-process)
     def load_controller(self, name: str) -> ControllerAdapter:
         """Create the controller's node and core object; raises ControlError with upstream's wording."""
-        import rclpy
-
         from robot_core.text import clip
         from robot_core.yaml_guard import YamlLimitError, check_yaml_file
 
@@ -567,13 +567,16 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
             node_args = [str(a) for a in ([node_args] if isinstance(node_args, str) else node_args)]
             cli_args += node_args  # a repeated --ros-args flag is allowed
         try:
-            node = rclpy.create_node(name, namespace=self.get_namespace(), context=self.context,
-                                     cli_args=cli_args, use_global_arguments=False,
-                                     allow_undeclared_parameters=True)
+            node = controller_node_class()(name, namespace=self.get_namespace(), context=self.context,
+                                           cli_args=cli_args, use_global_arguments=False,
+                                           allow_undeclared_parameters=True)
         except Exception as exc:
             raise ControlError(f"Could not create the node of controller '{name}': {exc}") from None
         try:
+            specs = core.registry.get(str(type_name)).PARAMS
+            convert_overrides(node, specs)
             declare_overrides(node)
+            describe_declared(node, specs, list(node.get_parameters_by_prefix("")))
             adapter_cls = adapter_class(str(type_name))
             params = parameters_as_dict(node)
             params.pop("type", None)

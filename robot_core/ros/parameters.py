@@ -8,6 +8,7 @@ gives untyped values dynamic typing instead.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -103,7 +104,8 @@ def descriptor(spec: ParamSpec) -> Any:
     d = ParameterDescriptor(name=spec.name, description=text, read_only=spec.read_only,
                             additional_constraints=spec.range_text())
     types = {"bool": Parameter.Type.BOOL, "int": Parameter.Type.INTEGER, "double": Parameter.Type.DOUBLE,
-             "string": Parameter.Type.STRING, "string[]": Parameter.Type.STRING_ARRAY}
+             "string": Parameter.Type.STRING, "string[]": Parameter.Type.STRING_ARRAY,
+             "double[]": Parameter.Type.DOUBLE_ARRAY}
     if spec.type in types:
         d.type = types[spec.type].value
     else:
@@ -183,3 +185,62 @@ class ReadOnlyReasons:
 
     def set_parameters_atomically(self, parameter_list: list[Any]) -> Any:
         return self._explain(super().set_parameters_atomically(parameter_list))  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------- a controller's table on its node
+def convert_overrides(node: Any, specs: Sequence[ParamSpec]) -> None:
+    """Give each parameter-file value of ``node`` that has a spec the spec's type before it is declared
+    (``goal_time: 1`` becomes the double 1.0, so a later ``ros2 param set`` of 1.5 is accepted).
+
+    A value that fails its spec is left as given: the controller core refuses it with a message naming the
+    controller and the parameter, which is clearer than rclpy's type error at declaration.
+    """
+    from rclpy.parameter import Parameter
+
+    overrides: dict[str, Parameter] = getattr(node, "_parameter_overrides", {})
+    for name, param in list(overrides.items()):
+        spec = spec_for(specs, name)
+        if spec is None or param.type_ == Parameter.Type.NOT_SET:
+            continue
+        try:
+            value = validate(spec, param.value, "controller")
+        except ParamError:
+            continue
+        if spec.type in ("double", "double[]") and value != []:
+            overrides[name] = Parameter(name, value=value)
+
+
+def describe_declared(node: Any, specs: Sequence[ParamSpec], names: Sequence[str]) -> None:
+    """Attach the spec's descriptor (description, read_only, range) to each declared parameter in ``names``.
+
+    Parameters are declared first (from the parameter file, or with the default the controller ran with) and
+    described afterwards, because rclpy refuses to set a value on a read-only parameter, and the empty-list
+    defaults need a set after their declaration. A value the full descriptor refuses (a type or range the core
+    will report) keeps a descriptor with the description and read_only only.
+    """
+    from rcl_interfaces.msg import ParameterDescriptor
+    from rclpy.parameter import Parameter
+
+    for name in names:
+        spec = spec_for(specs, name)
+        if spec is None or not node.has_parameter(name):
+            continue
+        current = node.describe_parameter(name)
+        if current.read_only or current.description:
+            continue  # described already (a second configure)
+        full = descriptor(spec)
+        full.name = name
+        try:
+            node.set_descriptor(name, full)
+            continue
+        except Exception:  # fall back to the parts that cannot conflict with the value
+            pass
+        ptype = node.get_parameter(name).type_
+        loose = ParameterDescriptor(name=name, description=full.description, read_only=spec.read_only,
+                                    additional_constraints=full.additional_constraints)
+        if ptype == Parameter.Type.NOT_SET:
+            loose.dynamic_typing = True
+        else:
+            loose.type = ptype.value
+        with contextlib.suppress(Exception):  # else the parameter keeps rclpy's plain descriptor
+            node.set_descriptor(name, loose)

@@ -17,11 +17,10 @@ It takes trajectories exactly like the JointTrajectoryController (it *is* one,
 with the effort computation replaced): FollowJointTrajectory goals, the topic,
 tolerances, preemption, no-jump take-over.
 
-Parameters: everything of the JTC except command/state interfaces (fixed to
-effort / position+velocity) and gains, plus
-  kp (default 100, 1/s^2) and kd (default 2 sqrt(kp)): a number or one per joint;
-  use_urdf_damping (true): add the URDF joint damping to h;
-  base_link / tip_link (optional, default parent(joints[0]) -> child(joints[-1])).
+Parameters: :attr:`ComputedTorqueController.PARAMS` (doc/controllers/computed_torque.md): the JTC's except
+command/state interfaces (fixed to effort / position+velocity) and the PID gains (only
+gains.<joint>.angle_wraparound is read), plus kp (default 100, 1/s^2) and kd (default 2 sqrt(kp)), a number or
+one per joint, use_urdf_damping, and base_link / tip_link.
 """
 
 from __future__ import annotations
@@ -30,20 +29,35 @@ import math
 
 import numpy as np
 
-from robot_core.control.controllers.gravity_compensation import build_chain
-from robot_core.control.controllers.joint_trajectory import JointTrajectoryController
+from robot_core.control.controllers.gravity_compensation import BASE_LINK, TIP_LINK, build_chain
+from robot_core.control.controllers.joint_trajectory import (
+    ANGLE_WRAPAROUND,
+    TRAJECTORY_PARAMS,
+    JointTrajectoryController,
+)
 from robot_core.control.trajectory import JointSample
+from robot_core.parameter_spec import ParamSpec as P
 
 
 class ComputedTorqueController(JointTrajectoryController):
     type_name = "robot_core/ComputedTorqueController"
     allowed_command_interfaces = ("effort",)
     needs_pid_gains = False
+    PARAMS = (
+        *TRAJECTORY_PARAMS,
+        BASE_LINK, TIP_LINK,
+        P("kp", "double|double[]", 100.0, "position gain of the error dynamics: one number for every joint or one "
+          "per joint", read_only=False, minimum=0.0, unit="1/s^2"),
+        P("kd", "double|double[]", None, "velocity gain: one number or one per joint; unset = 2 sqrt(kp) (critical "
+          "damping)", read_only=False, minimum=0.0, unit="1/s", optional=True),
+        ANGLE_WRAPAROUND,
+        P("use_urdf_damping", "bool", True, "add the URDF joints' viscous damping (<dynamics damping>) times the "
+          "velocity to the torque", read_only=False),
+    )
 
-    def _read_params(self) -> None:
-        self.params.data["command_interfaces"] = ["effort"]
-        self.params.data["state_interfaces"] = ["position", "velocity"]
-        super()._read_params()
+    def _read_interfaces(self) -> tuple[list[str], list[str]]:
+        """Fixed: torques out, positions and velocities in (command_/state_interfaces are not read)."""
+        return ["effort"], ["position", "velocity"]
 
     def configure_model(self) -> None:
         p = self.params

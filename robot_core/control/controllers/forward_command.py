@@ -3,6 +3,7 @@
 Types: forward_command_controller/ForwardCommandController (params ``joints``, ``interface_name``) and the
 fixed-interface variants position_controllers/JointGroupPositionController,
 velocity_controllers/JointGroupVelocityController, effort_controllers/JointGroupEffortController (``joints``).
+The tables are each class's ``PARAMS``, rendered in doc/controllers/forward_command.md.
 
 The node calls :meth:`ForwardCommandController.set_command` with each message's ``data``; a command of the
 wrong size or with a non-finite value raises ControlError and is not applied (upstream only logs size errors).
@@ -22,12 +23,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from robot_core.control.controller_base import Controller
+from robot_core.control.controller_base import UPDATE_RATE, Controller
+from robot_core.parameter_spec import ParamSpec as P
+
+_JOINTS = P("joints", "string[]", [], "the joints commanded, in the order of the ~/commands array (must not be "
+            "empty at configure)")
+_INTERFACE = P("interface_name", "string", "", "the command interface written for every joint, e.g. position, "
+               "velocity or effort (ForwardCommandController only; the JointGroup variants fix it)")
+_TIMEOUT = P("command_timeout", "double", 0.0, "with no command for this long, velocity and effort commands fall to "
+             "0 and position commands hold the last value; 0 = off", read_only=False, minimum=0.0, unit="s")
 
 
 class ForwardCommandController(Controller):
     type_name = "forward_command_controller/ForwardCommandController"
-    read_only_parameters = ("joints", "interface_name")
+    PARAMS = (UPDATE_RATE, _JOINTS, _INTERFACE, _TIMEOUT)
     fixed_interface: str | None = None
 
     def on_init(self) -> None:
@@ -42,7 +51,7 @@ class ForwardCommandController(Controller):
             self.interface_name = self.fixed_interface
         else:
             self.interface_name = p.str("interface_name", "")
-        self.command_timeout = p.float("command_timeout", 0.0, min_value=0.0)
+        self.command_timeout = p.float("command_timeout", 0.0)
 
     def on_configure(self) -> None:
         self._read_params()
@@ -109,14 +118,17 @@ class ForwardCommandController(Controller):
 
 class JointGroupPositionController(ForwardCommandController):
     type_name = "position_controllers/JointGroupPositionController"
+    PARAMS = (UPDATE_RATE, _JOINTS, _TIMEOUT)
     fixed_interface = "position"
 
 
 class JointGroupVelocityController(ForwardCommandController):
     type_name = "velocity_controllers/JointGroupVelocityController"
+    PARAMS = (UPDATE_RATE, _JOINTS, _TIMEOUT)
     fixed_interface = "velocity"
 
 
 class JointGroupEffortController(ForwardCommandController):
     type_name = "effort_controllers/JointGroupEffortController"
+    PARAMS = (UPDATE_RATE, _JOINTS, _TIMEOUT)
     fixed_interface = "effort"

@@ -7,19 +7,22 @@ links beyond the tip and held side branches count as loads) and writes them to
 the ``effort`` command interfaces. With a model that matches the robot, the arm
 floats: it stays where it is and can be pushed around.
 
-Parameters:
-  joints: the chain's movable joints in order (base -> tip); the chain is
-      parent(joints[0]) -> child(joints[-1]) and must contain exactly these joints.
-  base_link / tip_link: alternative to ``joints`` (all movable joints between them).
-  damping (0): optional viscous term, effort -= damping * velocity (needs velocity states).
+Parameters: :attr:`GravityCompensationController.PARAMS`, rendered in doc/controllers/gravity_compensation.md
+(the chain by ``joints`` or by ``base_link``/``tip_link``; optional viscous ``damping``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from robot_core.control.controller_base import Controller
+from robot_core.control.controller_base import UPDATE_RATE, Controller
 from robot_core.control.errors import ControlError
+from robot_core.parameter_spec import ParamSpec as P
+
+#: the chain by links (shared with the computed-torque controller)
+BASE_LINK = P("base_link", "string", "", "first link of the chain; empty = the parent of joints[0] (with joints "
+              "empty: both links are required)")
+TIP_LINK = P("tip_link", "string", "", "last link of the chain; empty = the child of the last joint")
 
 
 def build_chain(ctrl: Controller, joints: list[str], base_link: str, tip_link: str):
@@ -48,7 +51,15 @@ def build_chain(ctrl: Controller, joints: list[str], base_link: str, tip_link: s
 
 class GravityCompensationController(Controller):
     type_name = "robot_core/GravityCompensationController"
-    read_only_parameters = ("joints", "base_link", "tip_link")
+    PARAMS = (
+        UPDATE_RATE,
+        P("joints", "string[]", [], "the chain's movable joints from base to tip; they must be exactly the movable "
+          "joints between parent(joints[0]) and child(joints[-1]). Empty: every movable joint between base_link and "
+          "tip_link"),
+        BASE_LINK, TIP_LINK,
+        P("damping", "double", 0.0, "viscous term subtracted from the gravity torque (effort -= damping * velocity); "
+          "above 0 the velocity state interfaces are claimed too", read_only=False, minimum=0.0, unit="N m s/rad"),
+    )
 
     def on_init(self) -> None:
         self._read_params()
@@ -58,7 +69,7 @@ class GravityCompensationController(Controller):
         self.joints = p.str_list("joints", [])
         self.base_link = p.str("base_link", "")
         self.tip_link = p.str("tip_link", "")
-        self.damping = p.float("damping", 0.0, min_value=0.0)
+        self.damping = p.float("damping", 0.0)
 
     def on_configure(self) -> None:
         self._read_params()

@@ -1,14 +1,8 @@
 """joint_state_broadcaster/JointStateBroadcaster: hardware states -> /joint_states and /dynamic_joint_states.
 
-Parameters (upstream names):
-  joints, interfaces: both set -> read exactly ``<joint>/<interface>`` for each pair;
-      otherwise every available state interface is read.
-  use_local_topics (false): publish on ``~/joint_states`` instead of ``/joint_states`` (the node decides topics;
-      the flag is exposed as :attr:`use_local_topics`).
-  map_interface_to_joint_state.{position,velocity,effort}: which interface fills each JointState field.
-  use_urdf_to_filter (true): with a robot description, /joint_states only lists joints of the URDF
-      (sensors and GPIOs still appear in /dynamic_joint_states).
-  extra_joints ([]): joints published with position/velocity/effort 0 (joints the hardware does not know).
+Parameters (upstream names): :attr:`JointStateBroadcaster.PARAMS`, rendered in
+doc/controllers/joint_state_broadcaster.md. With ``joints`` and ``interfaces`` both set exactly those
+``<joint>/<interface>`` pairs are read, otherwise every state interface.
 
 Outputs (``emit`` keys): "joint_states" -> JointStateData (URDF joint order, NaN where a joint lacks a field),
 "dynamic_joint_states" -> DynamicJointStateData (every read interface, grouped per joint).
@@ -20,15 +14,32 @@ import itertools
 
 import numpy as np
 
-from robot_core.control.controller_base import ALL_INTERFACES, Controller, Deferred
+from robot_core.control.controller_base import ALL_INTERFACES, UPDATE_RATE, Controller, Deferred
 from robot_core.control.interfaces import split_interface_name
 from robot_core.control.messages import DynamicJointStateData, InterfaceValueData, JointStateData
+from robot_core.parameter_spec import ParamSpec as P
+
+
+def _field_map(field: str) -> P:
+    return P(f"map_interface_to_joint_state.{field}", "string", field,
+             f"the state interface whose value fills the '{field}' field of /joint_states")
 
 
 class JointStateBroadcaster(Controller):
     type_name = "joint_state_broadcaster/JointStateBroadcaster"
-    read_only_parameters = ("use_local_topics", "joints", "extra_joints", "interfaces", "map_interface_to_joint_state.",
-                            "use_urdf_to_filter", "frame_id")
+    PARAMS = (
+        UPDATE_RATE,
+        P("joints", "string[]", [], "with interfaces: read exactly <joint>/<interface> for each pair; empty (or "
+          "interfaces empty): read every state interface the hardware offers"),
+        P("interfaces", "string[]", [], "the state interfaces read for each of joints (see joints)"),
+        P("use_local_topics", "bool", False, "publish on ~/joint_states and ~/dynamic_joint_states instead of "
+          "/joint_states and /dynamic_joint_states"),
+        P("use_urdf_to_filter", "bool", True, "with a robot description, /joint_states lists only the URDF's joints "
+          "(sensors and GPIOs still appear in /dynamic_joint_states)"),
+        P("extra_joints", "string[]", [], "joints published in /joint_states with position, velocity and effort 0 "
+          "(joints the hardware does not know, e.g. passive ones)"),
+        _field_map("position"), _field_map("velocity"), _field_map("effort"),
+    )
 
     def on_init(self) -> None:
         self._read_params()

@@ -13,14 +13,8 @@ stage data that the next ``update`` takes over):
 * ``~/query_state`` service: ``query_state(time)``.
 * ``~/controller_state``: ``emit("controller_state", JtcStateData)``.
 
-Parameters (ros2_controllers names): joints, command_interfaces ([position]),
-state_interfaces ([position, velocity]), interpolation_method (splines | none),
-allow_partial_joints_goal (false), open_loop_control (false),
-allow_nonzero_velocity_at_trajectory_end (false), state_publish_rate (Hz, 0 =
-every update), constraints.{stopped_velocity_tolerance (0.01), goal_time (0),
-<joint>.trajectory (0), <joint>.goal (0)}, gains.<joint>.{p, i, d, i_clamp,
-i_clamp_min, i_clamp_max, u_clamp_min, u_clamp_max, ff_velocity_scale,
-angle_wraparound} (PID used for velocity-only or effort command interfaces).
+Parameters (ros2_controllers names): :attr:`JointTrajectoryController.PARAMS`, rendered in
+doc/controllers/joint_trajectory.md. The PID of ``gains`` drives velocity-only or effort command interfaces.
 Continuous joints of the URDF are compared with wrapped angles.
 
 Behaviour:
@@ -59,12 +53,53 @@ from enum import IntEnum, StrEnum
 
 import numpy as np
 
-from robot_core.control.controller_base import Controller, Deferred, resolve
+from robot_core.control.controller_base import UPDATE_RATE, Controller, Deferred, resolve
 from robot_core.control.pid import Pid, PidGains
 from robot_core.control.trajectory import INTERPOLATION_METHODS, JointSample, JointTrajectory, TrajectorySpline
+from robot_core.parameter_spec import ParamSpec as P
 
 DEFAULT_GOAL_TIME = 1.0
 NONZERO_VELOCITY_EPS = 1.1920929e-07  # float epsilon, as upstream
+
+
+def _gain(key: str, default: float | bool, text: str, **kw: object) -> P:
+    type_ = "bool" if isinstance(default, bool) else "double"
+    return P(f"gains.<joint>.{key}", type_, default, text, read_only=False, family=True, **kw)  # type: ignore[arg-type]
+
+
+#: read by the model-based subclasses too (the other gains are not)
+ANGLE_WRAPAROUND = _gain("angle_wraparound", False, "wrap the position error to [-pi, pi) (always on for "
+                         "continuous URDF joints)")
+
+#: the trajectory part of the table, shared with the model-based subclasses
+TRAJECTORY_PARAMS: tuple[P, ...] = (
+    UPDATE_RATE,
+    P("joints", "string[]", [], "the joints the trajectories move, in the order of the command and state "
+      "vectors (must not be empty at configure)"),
+    P("interpolation_method", "string", "splines", "how the reference is sampled between waypoints: splines "
+      "(linear, cubic or quintic by what the points give) or none (hold each point until the next)",
+      choices=INTERPOLATION_METHODS),
+    P("allow_partial_joints_goal", "bool", False, "accept goals naming only some of joints (the others hold "
+      "their desired position)", read_only=False),
+    P("open_loop_control", "bool", False, "a velocity command interface gets the trajectory's velocity, not a "
+      "PID on the tracking error", read_only=False),
+    P("allow_nonzero_velocity_at_trajectory_end", "bool", False, "accept trajectories whose last point has a "
+      "nonzero velocity (refused by default)", read_only=False),
+    P("state_publish_rate", "double", 0.0, "rate of ~/controller_state; 0 = every update", read_only=False,
+      minimum=0.0, unit="Hz"),
+    P("reject_invalid_goals", "bool", True, "read by the node: an invalid action goal is rejected; false = "
+      "accepted and aborted at once with its error code, so the client sees the code", read_only=False),
+    P("action_monitor_period", "double", 0.05, "read by the node: period of the action's feedback and of its "
+      "check for a result", read_only=False, minimum=0.0, exclusive_min=True, unit="s"),
+    P("constraints.stopped_velocity_tolerance", "double", 0.01, "after the last point, every joint's velocity "
+      "must be below this for success", read_only=False, minimum=0.0, unit="rad/s"),
+    P("constraints.goal_time", "double", 0.0, "time after the trajectory's end within which the goal tolerances "
+      "must be met; 0 = 1 s here (upstream waits forever)", read_only=False, minimum=0.0, unit="s"),
+    P("constraints.<joint>.trajectory", "double", 0.0, "path tolerance: largest position error while the "
+      "trajectory runs; 0 = not checked", read_only=False, minimum=0.0, unit="rad", family=True),
+    P("constraints.<joint>.goal", "double", 0.0, "goal tolerance: largest position error at the end; 0 = not "
+      "checked", read_only=False, minimum=0.0, unit="rad", family=True),
+)
 
 
 class ErrorCode(IntEnum):
@@ -241,8 +276,25 @@ def _pt(q: np.ndarray, v: np.ndarray | None = None, a: np.ndarray | None = None,
 class JointTrajectoryController(Controller):
     type_name = "joint_trajectory_controller/JointTrajectoryController"
     allowed_command_interfaces: tuple[str, ...] = ("position", "velocity", "acceleration", "effort")
-    read_only_parameters = ("joints", "command_joints", "command_interfaces", "state_interfaces",
-                            "interpolation_method", "action_monitor_rate")
+    PARAMS = (
+        *TRAJECTORY_PARAMS,
+        P("command_interfaces", "string[]", ["position"], "the command interfaces claimed for every joint: any of "
+          "position, velocity, acceleration, effort (effort alone); velocity alone (closed loop) or effort run "
+          "the PID of gains"),
+        P("state_interfaces", "string[]", ["position", "velocity"], "the state interfaces read for every joint: "
+          "position (required), velocity, acceleration"),
+        _gain("p", 0.0, "proportional gain on the position error"),
+        _gain("i", 0.0, "integral gain"),
+        _gain("d", 0.0, "derivative gain (on the velocity error when the velocity state is read)"),
+        _gain("i_clamp", math.inf, "symmetric bound of the integral term, the default of i_clamp_min/max",
+              minimum=0.0, finite=False),
+        _gain("i_clamp_min", -math.inf, "lower bound of the integral term (default -i_clamp)", finite=False),
+        _gain("i_clamp_max", math.inf, "upper bound of the integral term (default i_clamp)", finite=False),
+        _gain("u_clamp_min", -math.inf, "lower bound of the PID output", finite=False),
+        _gain("u_clamp_max", math.inf, "upper bound of the PID output", finite=False),
+        _gain("ff_velocity_scale", 0.0, "output += ff_velocity_scale * desired velocity"),
+        ANGLE_WRAPAROUND,
+    )
     needs_pid_gains = True
 
     def configure_model(self) -> None:
@@ -263,13 +315,17 @@ class JointTrajectoryController(Controller):
     def _read_params(self) -> None:
         p = self.params
         self.joints = p.str_list("joints", [])
-        self.cmd_ifaces = p.str_list("command_interfaces", ["position"])
-        self.state_ifaces = p.str_list("state_interfaces", ["position", "velocity"])
-        self.interpolation_method = p.str("interpolation_method", "splines", choices=INTERPOLATION_METHODS)
+        self.cmd_ifaces, self.state_ifaces = self._read_interfaces()
+        self.interpolation_method = p.str("interpolation_method", "splines")
         self.allow_partial = p.bool("allow_partial_joints_goal", False)
         self.open_loop = p.bool("open_loop_control", False)
         self.allow_nonzero_end_velocity = p.bool("allow_nonzero_velocity_at_trajectory_end", False)
-        self.state_publish_rate = p.float("state_publish_rate", 0.0, min_value=0.0)
+        self.state_publish_rate = p.float("state_publish_rate", 0.0)
+
+    def _read_interfaces(self) -> tuple[list[str], list[str]]:
+        """(command, state) interface names; fixed by subclasses that need particular ones."""
+        p = self.params
+        return p.str_list("command_interfaces", ["position"]), p.str_list("state_interfaces", ["position", "velocity"])
 
     def on_configure(self) -> None:
         self._read_params()
@@ -300,10 +356,10 @@ class JointTrajectoryController(Controller):
         self.has_acc_state = "acceleration" in self.state_ifaces
         self.use_pid = (self.has_vel_cmd and len(self.cmd_ifaces) == 1 and not self.open_loop) or self.has_eff_cmd
         # default tolerances
-        stopped = p.float("constraints.stopped_velocity_tolerance", 0.01, min_value=0.0)
-        goal_time = p.float("constraints.goal_time", 0.0, min_value=0.0)
-        path_pos = np.array([p.float(f"constraints.{j}.trajectory", 0.0, min_value=0.0) for j in self.joints])
-        goal_pos = np.array([p.float(f"constraints.{j}.goal", 0.0, min_value=0.0) for j in self.joints])
+        stopped = p.float("constraints.stopped_velocity_tolerance", 0.01)
+        goal_time = p.float("constraints.goal_time", 0.0)
+        path_pos = np.array([p.float(f"constraints.{j}.trajectory", 0.0) for j in self.joints])
+        goal_pos = np.array([p.float(f"constraints.{j}.goal", 0.0) for j in self.joints])
         self.default_tol = _Tol(path_pos, np.zeros(n), np.zeros(n), goal_pos, np.full(n, stopped), np.zeros(n),
                                 goal_time)
         self.default_tol.limits()
@@ -313,17 +369,19 @@ class JointTrajectoryController(Controller):
         wrap = np.zeros(n, dtype=bool)
         for k, j in enumerate(self.joints):
             base = f"gains.{j}"
-            i_clamp = p.float(f"{base}.i_clamp", math.inf, min_value=0.0)
-            try:
-                gains = PidGains(
-                    p=p.float(f"{base}.p", 0.0), i=p.float(f"{base}.i", 0.0), d=p.float(f"{base}.d", 0.0),
-                    i_clamp_min=p.float(f"{base}.i_clamp_min", -i_clamp),
-                    i_clamp_max=p.float(f"{base}.i_clamp_max", i_clamp),
-                    u_min=p.float(f"{base}.u_clamp_min", -math.inf), u_max=p.float(f"{base}.u_clamp_max", math.inf))
-            except ValueError as exc:
-                raise self.error(f"gains for joint '{j}': {exc}") from None
-            self.pids.append(Pid(gains))
-            self.ff_velocity_scale[k] = p.float(f"{base}.ff_velocity_scale", 0.0)
+            if self.needs_pid_gains:  # model-based subclasses compute their command without the PID
+                i_clamp = p.float(f"{base}.i_clamp", math.inf)
+                try:
+                    gains = PidGains(
+                        p=p.float(f"{base}.p", 0.0), i=p.float(f"{base}.i", 0.0), d=p.float(f"{base}.d", 0.0),
+                        i_clamp_min=p.float(f"{base}.i_clamp_min", -i_clamp),
+                        i_clamp_max=p.float(f"{base}.i_clamp_max", i_clamp),
+                        u_min=p.float(f"{base}.u_clamp_min", -math.inf),
+                        u_max=p.float(f"{base}.u_clamp_max", math.inf))
+                except ValueError as exc:
+                    raise self.error(f"gains for joint '{j}': {exc}") from None
+                self.pids.append(Pid(gains))
+                self.ff_velocity_scale[k] = p.float(f"{base}.ff_velocity_scale", 0.0)
             wrap[k] = p.bool(f"{base}.angle_wraparound", False)
             if self.robot is not None and j in self.robot.joints and self.robot.joints[j].type == "continuous":
                 wrap[k] = True

@@ -1,15 +1,7 @@
 """pid_controller/PidController: one PID per degree of freedom, reference from ``~/reference``.
 
-Parameters (ros2_controllers names):
-  dof_names: the DOFs (usually joint names).
-  command_interface ("velocity"): the interface each DOF's PID output is written to.
-  reference_and_state_interfaces (["position"]): the state interface(s) fed back; with two entries the second
-      is the derivative of the first (e.g. [position, velocity]) and error_dot = values_dot - measured rate.
-  use_external_measured_states (false): feedback comes from :meth:`set_measured_state` (``~/measured_state``)
-      instead of state interfaces.
-  gains.<dof>.{p, i, d, i_clamp_max, i_clamp_min, u_clamp_max, u_clamp_min, antiwindup, feedforward_gain,
-      angle_wraparound}: antiwindup (default true) enables back-calculation when the u_clamp limits are finite;
-      i_clamp_* clamp the integral term (see robot_core.control.pid for the exact semantics).
+Parameters (ros2_controllers names): :attr:`PidController.PARAMS`, rendered in doc/controllers/pid_controller.md
+(see robot_core.control.pid for the exact semantics of the clamps and the anti-windup).
 
 Input: :meth:`set_reference` (control_msgs/MultiDOFCommand: dof_names, values, values_dot). Until a DOF has a
 reference its output holds (0 for velocity/effort interfaces, the measured position for position).
@@ -24,9 +16,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from robot_core.control.controller_base import Controller
+from robot_core.control.controller_base import UPDATE_RATE, Controller
 from robot_core.control.messages import MultiDofStateData, SingleDofStateData
 from robot_core.control.pid import Pid, PidGains
+from robot_core.parameter_spec import ParamSpec as P
+
+
+def _gain(key: str, type_: str, default: object, text: str, **kw: object) -> P:
+    return P(f"gains.<dof>.{key}", type_, default, text, read_only=False, family=True, **kw)  # type: ignore[arg-type]
 
 
 def _wrap(x: float) -> float:
@@ -35,8 +32,29 @@ def _wrap(x: float) -> float:
 
 class PidController(Controller):
     type_name = "pid_controller/PidController"
-    read_only_parameters = ("dof_names", "reference_and_state_dof_names", "command_interface",
-                            "reference_and_state_interfaces", "set_current_state_as_first_setpoint")
+    PARAMS = (
+        UPDATE_RATE,
+        P("dof_names", "string[]", [], "the degrees of freedom controlled, usually joint names (must not be empty "
+          "at configure)"),
+        P("command_interface", "string", "velocity", "the command interface each DOF's PID output is written to "
+          "(<dof>/<command_interface>)"),
+        P("reference_and_state_interfaces", "string[]", ["position"], "the state interfaces fed back, one or two; "
+          "with two the second is the rate of the first (e.g. [position, velocity]) and the error rate is "
+          "values_dot minus the measured rate"),
+        P("use_external_measured_states", "bool", False, "take the feedback from ~/measured_state instead of state "
+          "interfaces (no state interface is claimed)"),
+        _gain("p", "double", 0.0, "proportional gain"),
+        _gain("i", "double", 0.0, "integral gain"),
+        _gain("d", "double", 0.0, "derivative gain"),
+        _gain("i_clamp_min", "double", -math.inf, "lower bound of the integral term", finite=False),
+        _gain("i_clamp_max", "double", math.inf, "upper bound of the integral term", finite=False),
+        _gain("u_clamp_min", "double", -math.inf, "lower bound of the output", finite=False),
+        _gain("u_clamp_max", "double", math.inf, "upper bound of the output", finite=False),
+        _gain("antiwindup", "bool", True, "back-calculation anti-windup while the output is at a finite u_clamp "
+              "limit (integration stops while the error pushes further into the limit)"),
+        _gain("feedforward_gain", "double", 0.0, "output += feedforward_gain * reference"),
+        _gain("angle_wraparound", "bool", False, "the error is wrapped to [-pi, pi) (continuous joints)"),
+    )
 
     def on_init(self) -> None:
         self._read_params()

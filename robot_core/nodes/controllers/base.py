@@ -19,7 +19,26 @@ from typing import Any, ClassVar
 from robot_core.control.controller_base import Controller, resolve
 from robot_core.control.lifecycle import State
 from robot_core.ros.outbox import Outbox
-from robot_core.ros.parameters import parameters_as_dict
+from robot_core.ros.parameters import ReadOnlyReasons, describe_declared, parameters_as_dict
+
+
+def controller_node_class() -> type:
+    """The node class of a controller: an rclpy Node whose refusal of a read-only parameter names the controller
+    and says where the value comes from (rclpy's own text names no cause)."""
+    global _NODE_CLASS
+    if _NODE_CLASS is None:
+        from rclpy.node import Node
+
+        class ControllerNode(ReadOnlyReasons, Node):
+            def read_only_reason(self, name: str) -> str:
+                return (f"parameter '{name}' of controller '{self.get_name()}' is read-only (set it in the parameter "
+                        f"file the controller is loaded with)")
+
+        _NODE_CLASS = ControllerNode
+    return _NODE_CLASS
+
+
+_NODE_CLASS: type | None = None
 
 
 class ControllerAdapter:
@@ -44,14 +63,14 @@ class ControllerAdapter:
 
     def _refuse_read_only(self, params: list[Any]) -> Any:
         """Upstream declares a controller's structural parameters read-only; a change would be silently ignored
-        until the next configure anyway, so say so instead."""
+        until the next configure anyway, so say so instead. The descriptors already refuse the parameters that
+        carry their spec's; this also covers one declared without (a value its descriptor did not fit)."""
         from rcl_interfaces.msg import SetParametersResult
 
         if self._declaring:
             return SetParametersResult(successful=True)
-        fixed = self.controller.read_only_parameters
         for p in params:
-            if any(p.name == r or (r.endswith(".") and p.name.startswith(r)) for r in fixed):
+            if self.controller.is_read_only(p.name):
                 return SetParametersResult(successful=False, reason=(
                     f"parameter '{p.name}' of controller '{self.name}' is read-only (set it in the parameter file "
                     f"the controller is loaded with)"))
@@ -75,13 +94,19 @@ class ControllerAdapter:
     def declare_defaults(self, defaults: dict[str, tuple[Any, str]]) -> None:
         """Declare the parameters the controller ran with because the YAML did not set them (upstream controllers
         declare every parameter with its default), so ``ros2 param list`` / ``get`` / ``describe`` show them and
-        ``ros2 param set`` works on them (taking effect at the next configure)."""
+        ``ros2 param set`` works on the settable ones (taking effect at the next configure). Parameters of the
+        table the core did not read (those only the node reads) are declared with their table default. Every
+        parameter then gets its spec's descriptor."""
         from rclpy.parameter import Parameter
 
-        list_types = {"string_array": Parameter.Type.STRING_ARRAY, "double_array": Parameter.Type.DOUBLE_ARRAY}
+        list_types = {"string_array": Parameter.Type.STRING_ARRAY, "double_array": Parameter.Type.DOUBLE_ARRAY,
+                      "string[]": Parameter.Type.STRING_ARRAY, "double[]": Parameter.Type.DOUBLE_ARRAY}
+        specs = self.controller.PARAMS
+        unread = {s.name: (s.default, s.type) for s in specs
+                  if not s.family and s.default is not None and s.name not in defaults}
         self._declaring = True
         try:
-            for path, (value, kind) in defaults.items():
+            for path, (value, kind) in {**defaults, **unread}.items():
                 if self.node.has_parameter(path):
                     continue
                 try:
@@ -93,6 +118,7 @@ class ControllerAdapter:
                         self.node.declare_parameter(path, value)
                 except Exception as exc:  # an odd name: the controller still runs with the default
                     self.log.debug(f"parameter '{path}' not declared: {exc}")
+            describe_declared(self.node, specs, list(self.node.get_parameters_by_prefix("")))
         finally:
             self._declaring = False
 
