@@ -24,10 +24,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PAGES = sorted([REPO / "README.md", *(REPO / "doc").rglob("*.md")])
 RUNNABLE = [REPO / "doc" / "kinematics.md", REPO / "doc" / "rl.md"]
-# Folders linked before their pages land on this branch (doc/controllers/ is written on another branch). A link to
-# one is accepted while the folder is absent; once it exists the link is checked like any other. Remove the entry
-# when the folder is merged.
-PENDING_FOLDERS = ("doc/controllers",)
 EXAMPLE_TIMEOUT = 120.0
 
 FENCE = re.compile(r"^```.*?^```[ \t]*$", re.S | re.M)
@@ -40,13 +36,6 @@ SOURCE_PATH = re.compile(r"^[A-Za-z_][\w.]*(?:/[A-Za-z_][\w.]*)*(?:\.py|/)$")
 
 def _rel(path: Path) -> str:
     return str(path.relative_to(REPO))
-
-
-def _rel_or_none(path: Path) -> str | None:
-    try:
-        return str(path.relative_to(REPO))
-    except ValueError:
-        return None
 
 
 def _prose(text: str) -> str:
@@ -84,8 +73,6 @@ def test_relative_links_point_at_existing_files(page: Path):
             continue  # http:, https:, mailto: ...: not ours to check offline
         path_part, _, anchor = target.partition("#")
         dest = (page.parent / path_part).resolve() if path_part else page
-        if not dest.exists() and path_part.endswith("/") and _rel_or_none(dest) in PENDING_FOLDERS:
-            continue
         if not dest.exists():
             problems.append(f"{_rel(page)}: link '{target}' points at {dest}, which does not exist")
             continue
