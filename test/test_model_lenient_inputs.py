@@ -18,6 +18,7 @@ import pytest
 from robot_core.model import RobotModelWarning, load_robot
 from robot_core.model.package_paths import find_package, resolve_uri
 from robot_core.physics.builder import TINY_INERTIA, balance_moments, build_model
+from robot_core.physics.engine import PhysicsEngine
 
 LINK_A = ('<link name="a"><inertial><mass value="1"/>'
           '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>')
@@ -263,3 +264,24 @@ def test_example_robot_data_resolves_from_any_root_above_it():
     # Its package.xml says example_robot_descriptions; its URDFs say package://example-robot-data.
     for root in (share.parent.parent, share.parent.parent.parent):
         assert find_package("example-robot-data", [root]) == str(share.resolve())
+
+
+def test_a_mesh_mujoco_refuses_is_dropped_not_the_robot(tmp_path):
+    # A valid ASCII STL of one flat triangle: read fine, but MuJoCo needs at least 4 vertices for a mesh.
+    (tmp_path / "flat.stl").write_text("solid f\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n"
+                                       "vertex 0 1 0\nendloop\nendfacet\nendsolid f\n")
+    _ascii_stl(tmp_path / "cube.stl", 0.1)
+    body = (LINK_A.replace("</link>", '<collision><geometry><mesh filename="flat.stl"/></geometry></collision>'
+                           '<collision><geometry><mesh filename="cube.stl"/></geometry></collision></link>')
+            + '\n<link name="b"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" '
+            'izz="0.01"/></inertial><visual><geometry><mesh filename="flat.stl"/></geometry></visual></link>\n'
+            + _hinge("b"))
+    model, _ = _load(_write(tmp_path, body))
+    with pytest.warns(RobotModelWarning, match=r"link\(s\) 'a', 'b': mesh '.*flat.stl' skipped: MuJoCo refuses it"):
+        built = build_model(model)
+    assert built.model.nmesh == 1 and any("flat.stl" in m for m in built.skipped_meshes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotModelWarning)
+        engine = PhysicsEngine(model)
+    engine.step(10)
+    assert engine.built.model.nmesh == 1

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -660,11 +661,38 @@ def build_model(robot: RobotModel, *, fixed_base: bool | None = None, timestep: 
     prepared = prepare_spec(robot, fixed_base=fixed_base, timestep=timestep, include_visuals=include_visuals,
                             disable_linked_collisions=disable_linked_collisions,
                             include_collisions=include_collisions, limit_timeconst=limit_timeconst)
-    try:
-        model = prepared.spec.compile()
-    except ValueError as exc:
-        raise RobotModelError(f"MuJoCo rejected robot '{robot.name}': {exc}", SourceRef(robot.source_file)) from exc
+    model = compile_spec(robot, prepared.spec, prepared)
     return index_model(robot, prepared.spec, model, prepared=prepared)
+
+
+_REJECTED_ELEMENT = re.compile(r"Element name '([^']*)'")
+
+
+def compile_spec(robot: RobotModel, spec: mujoco.MjSpec, prepared: PreparedSpec | None = None) -> mujoco.MjModel:
+    """Compile; a mesh MuJoCo refuses (too few vertices, a broken file its decoder rejects) is dropped with a
+    warning naming it and its geoms, and the compile retried, so one bad mesh never refuses the whole robot.
+
+    Anything else MuJoCo refuses is a RobotModelError naming the robot's file.
+    """
+    while True:
+        try:
+            return spec.compile()
+        except ValueError as exc:
+            match = _REJECTED_ELEMENT.search(str(exc))
+            mesh = spec.mesh(match.group(1)) if match else None
+            if mesh is None:
+                raise RobotModelError(f"MuJoCo rejected robot '{robot.name}': {' '.join(str(exc).split())}",
+                                      SourceRef(robot.source_file)) from exc
+            geoms = [g for g in spec.geoms if g.meshname == mesh.name]
+            links = sorted({g.name.split(":")[0] for g in geoms})
+            msg = (f"link(s) {', '.join(repr(n) for n in links)}: mesh '{mesh.file or mesh.name}' skipped: MuJoCo "
+                   f"refuses it ({str(exc).splitlines()[0]})")
+            for g in geoms:
+                spec.delete(g)
+            spec.delete(mesh)
+            if prepared is not None:
+                prepared.skipped_meshes.append(msg)
+            _warn(msg)
 
 
 def index_model(robot: RobotModel, spec: mujoco.MjSpec, model: mujoco.MjModel, *, fixed_base: bool | None = None,
