@@ -277,7 +277,8 @@ def test_a_mesh_mujoco_refuses_is_dropped_not_the_robot(tmp_path):
             'izz="0.01"/></inertial><visual><geometry><mesh filename="flat.stl"/></geometry></visual></link>\n'
             + _hinge("b"))
     model, _ = _load(_write(tmp_path, body))
-    with pytest.warns(RobotModelWarning, match=r"link\(s\) 'a', 'b': mesh '.*flat.stl' skipped: MuJoCo refuses it"):
+    refused = r"robot\.urdf: link\(s\) 'a', 'b': mesh '.*flat\.stl' skipped: MuJoCo refuses it"
+    with pytest.warns(RobotModelWarning, match=refused):
         built = build_model(model)
     assert built.model.nmesh == 1 and any("flat.stl" in m for m in built.skipped_meshes)
     with warnings.catch_warnings():

@@ -63,7 +63,9 @@ def check_inertial(inertial: Inertial, source: SourceRef, strict: bool = False) 
     Real files (sensor frames, tool flanges, Gazebo's 1e-6 kg placeholders) carry point masses, round-off
     inertias (1e-35) and inertias that break the triangle inequality; urdfdom and Pinocchio load them, so they
     are accepted with a warning and the physics builder gives MuJoCo the closest valid inertia. A broken triangle
-    inequality is an error only if ``strict``. A clearly indefinite inertia on a link of real mass is an error.
+    inequality is an error only if ``strict``. A clearly indefinite inertia on a link of real mass is an error;
+    on a placeholder mass (at most :data:`TINY_MASS`, TIAGo's antennas) it is meaningless and is replaced by
+    zero here (a point mass), with the warning.
     """
     mass = inertial.mass
     if not math.isfinite(mass) or mass <= 0.0:
@@ -168,7 +170,6 @@ def validate_model(model: RobotModel, check_inertials: bool = True, strict_inert
         for named in named_joints:
             if named.name not in model.joints:
                 raise RobotModelError(f"{what} names joint '{named.name}' which does not exist", source)
-
 
 
 def _check_cycles(model: RobotModel, parent_of: dict[str, Joint]) -> None:

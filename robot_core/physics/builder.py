@@ -685,8 +685,9 @@ def compile_spec(robot: RobotModel, spec: mujoco.MjSpec, prepared: PreparedSpec 
                                       SourceRef(robot.source_file)) from exc
             geoms = [g for g in spec.geoms if g.meshname == mesh.name]
             links = sorted({g.name.split(":")[0] for g in geoms})
-            msg = (f"link(s) {', '.join(repr(n) for n in links)}: mesh '{mesh.file or mesh.name}' skipped: MuJoCo "
-                   f"refuses it ({str(exc).splitlines()[0]})")
+            named = ", ".join(repr(n) for n in links)
+            msg = (f"{robot.source_file}: link(s) {named}: mesh '{mesh.file or mesh.name}' skipped: MuJoCo refuses "
+                   f"it ({str(exc).splitlines()[0]})")
             for g in geoms:
                 spec.delete(g)
             spec.delete(mesh)
