@@ -248,7 +248,9 @@ def test_package_roots_are_searched_recursively(tmp_path, monkeypatch):
     assert find_package("folder_name", [root]) == str(renamed.resolve())  # the folder's name, as Pinocchio
     assert find_package("hidden_description", [root]) is None
     assert find_package("nested_description", [root]) is None
-    assert resolve_uri("package://arm_description/meshes/link.stl", [root]) == str(deep / "meshes" / "link.stl")
+    mesh = str(deep / "meshes" / "link.stl")
+    assert resolve_uri("package://arm_description/meshes/link.stl", [root]) == mesh
+    assert resolve_uri("package:///arm_description/meshes/link.stl", [root]) == mesh  # Talos's extra slash
 
     assert find_package("arm_description", []) is None
     monkeypatch.setenv("ROS_PACKAGE_PATH", f"{tmp_path / 'nothing_here'}:{root}")

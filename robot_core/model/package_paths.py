@@ -133,7 +133,8 @@ def resolve_uri(
     """
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     if uri.startswith("package://"):
-        rest = uri[len("package://") :]
+        # A third slash (package:///pkg/..., as in Talos's files) is a slip; the package name is still unambiguous.
+        rest = uri[len("package://") :].lstrip("/")
         package, _, inner = rest.partition("/")
         if not package:
             return None

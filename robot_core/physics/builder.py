@@ -66,9 +66,10 @@ from robot_core.physics.collada import ColladaError, read_collada
 
 TINY_MASS = 1e-6
 TINY_INERTIA = 1e-9
-# Smallest principal moment given to a link with mass: relative to its largest, and absolute (MuJoCo: > 1e-15).
+# Smallest principal moment given to a link with mass: relative to its largest, and absolute (MuJoCo wants more
+# than 1e-15; 1e-12 is where the massless-body fix-up below starts, so a link is adjusted, and warned about, once).
 MIN_MOMENT_RATIO = 1e-12
-MIN_MOMENT = 1e-14
+MIN_MOMENT = 1e-12
 GRAVITY = (0.0, 0.0, -9.81)
 COLLISION_GROUP = 3
 VISUAL_GROUP = 1
@@ -200,8 +201,8 @@ def balance_moments(moments: np.ndarray, roundoff: float = 0.0) -> np.ndarray:
     deficit, c falls by a third), then nudged inside so MuJoCo's exact check passes. MuJoCo's own
     ``balanceinertia`` sets all three to their mean, which also satisfies the inequality but moves further;
     the projection never moves further than that. A point mass (all moments at most ``roundoff``) gets
-    :data:`TINY_INERTIA`; a single zero moment (a thin rod) rises to :data:`MIN_MOMENT_RATIO` of the largest,
-    since MuJoCo refuses moments below 1e-15 on moving bodies.
+    :data:`TINY_INERTIA`; a zero moment (a thin rod) rises to :data:`MIN_MOMENT_RATIO` of the largest, at least
+    :data:`MIN_MOMENT`, since MuJoCo refuses moments below 1e-15 on moving bodies.
     """
     out = np.maximum(np.asarray(moments, dtype=float), 0.0)
     order = np.argsort(out)
