@@ -30,17 +30,19 @@ SHARE = ERD_ROBOTS.parent  # share/example-robot-data
 FILES = sorted(str(p.relative_to(SHARE)) for p in ERD_ROBOTS.rglob("*")
                if p.is_file() and p.name.endswith((".urdf", ".xacro")))
 
-# Files that are wrong, not merely sloppy: file -> what the one-line error must say (element and reason).
+# Files that are wrong, not merely sloppy: file -> how its one-line error goes on after the file's path
+# (line, element, reason).
 INVALID = {
     "robots/alex_description/urdf/alex_psyonic_hands.urdf":
-        "joint 'Left_index_q2': mimic refers to joint 'index_q1' which does not exist",
-    "robots/hector_description/robots/quadrotor_base.urdf.xacro":
-        "<robot>: missing attribute 'name'",  # a macro library, not a robot: expands to an empty <robot>
+        ":1030: joint 'Left_index_q2': mimic refers to joint 'index_q1' which does not exist",
+    # A macro library, not a robot: expands to an empty <robot>.
+    "robots/hector_description/robots/quadrotor_base.urdf.xacro": " (expanded):6: <robot>: missing attribute 'name'",
+    # Includes .../hector_description/urdf/quadrotor_base.urdf.xacro; the file is in robots/, not urdf/.
     "robots/hector_description/robots/quadrotor_base.xacro":
-        "quadrotor_base.urdf.xacro",  # includes .../hector_description/urdf/..., which does not exist
+        ":3: <xacro:include>: xacro expansion failed: No such file or directory",
     "robots/romeo_description/urdf/romeo_laas_small.urdf":
-        "link 'body' <inertial>: inertia is not positive definite",
-    "robots/ur_description/urdf/ur3.urdf": "<robot>: missing attribute 'name'",  # an empty <robot>
+        ":328: link 'body' <inertial>: inertia is not positive definite (principal moments [-0.0213",
+    "robots/ur_description/urdf/ur3.urdf": ":6: <robot>: missing attribute 'name'",  # an empty <robot>
 }
 
 HOLD_SECONDS = 1.0
@@ -192,8 +194,8 @@ def test_file(rel):
             _load(rel)
         message = str(info.value)
         assert _one_line(message), f"{rel}: the error spans several lines: {message!r}"
-        assert str(path) in message and INVALID[rel] in message, \
-            f"{rel}: expected an error naming the file and saying {INVALID[rel]!r}, got {message!r}"
+        assert message.startswith(f"{path}{INVALID[rel]}"), \
+            f"{rel}: expected an error naming the file and going on {INVALID[rel]!r}, got {message!r}"
         return
 
     robot = _load(rel)

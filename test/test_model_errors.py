@@ -220,6 +220,17 @@ def test_xacro_malformed_xml_names_file_and_line(tmp_path):
     assert f"{path}:3: xacro" in str(info.value)
 
 
+def test_xacro_include_of_a_missing_file_names_the_include_line(tmp_path):
+    path = tmp_path / "robot.xacro"
+    path.write_text('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">\n<link name="a"/>\n'
+                    '<xacro:include filename="$(cwd)/parts/arm.urdf.xacro"/>\n</robot>\n')
+    with pytest.raises(RobotModelError) as info:
+        load_robot(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:3: <xacro:include>: xacro expansion failed: No such file"), message
+    assert "arm.urdf.xacro" in message and "\n" not in message
+
+
 def test_expanded_xacro_errors_point_at_the_xacro_file(tmp_path):
     path = tmp_path / "badjoint.urdf.xacro"
     path.write_text('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">\n'
