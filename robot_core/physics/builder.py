@@ -510,7 +510,9 @@ class _SpecBuilder:
                 changed = True
             if changed:
                 self.adjusted_links.append(link)
-                _warn(f"link '{link}' moves but carries no mass/inertia; gave it mass {body.mass:g} kg and "
+                src = self.robot.links[link].source if link in self.robot.links else None
+                where = f"{src.file}:{src.line}: " if src is not None and src.line is not None else ""
+                _warn(f"{where}link '{link}' moves but carries no mass/inertia; gave it mass {body.mass:g} kg and "
                       f"inertia {np.asarray(body.inertia)} kg m^2 so MuJoCo accepts it")
 
     def _add_mimics(self) -> None:
