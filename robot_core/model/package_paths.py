@@ -7,6 +7,7 @@ URDF reader and the xacro loader resolve names the same way.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -27,8 +28,45 @@ def _package_xml_name(folder: Path) -> str | None:
     return match.group(1) if match else None
 
 
+# How deep below a root the crawl for package.xml goes, and folders it never enters (as rospack/colcon skip).
+CRAWL_DEPTH = 8
+_IGNORE_MARKERS = ("CATKIN_IGNORE", "COLCON_IGNORE", "AMENT_IGNORE", "rospack_nosubdirs")
+
+
+@functools.lru_cache(maxsize=64)
+def _crawl(root: str, stamp: float) -> dict[str, str]:
+    """package name -> folder for every package.xml below ``root``, the first found winning.
+
+    Like rospack, a folder holding a package.xml is a package and is not searched further, hidden folders and
+    folders marked with an ignore file are skipped. The folder's own name is an alias, as for Pinocchio's
+    package_dirs (example-robot-data's package.xml says ``example_robot_descriptions`` while its URDFs say
+    ``package://example-robot-data``). ``stamp`` (the root's mtime) renews the cache.
+    """
+    found: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    base_depth = len(Path(root).parts)
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        here = Path(folder)
+        if any(marker in files for marker in _IGNORE_MARKERS):
+            dirs[:] = []
+            continue
+        if "package.xml" in files:
+            name = _package_xml_name(here)
+            if name:
+                found.setdefault(name, folder)
+            aliases.setdefault(here.name, folder)
+            dirs[:] = []
+            continue
+        if len(here.parts) - base_depth >= CRAWL_DEPTH:
+            dirs[:] = []
+            continue
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    return {**aliases, **found}
+
+
 def _search_root(root: Path, package: str) -> Path | None:
-    """A root may be the package itself, a folder holding packages, or an install prefix (share/<pkg>)."""
+    """A root may be the package itself, a folder holding packages, an install prefix (share/<pkg>), or any
+    folder above packages: it is then searched recursively for package.xml, as ROS 1 and rospack do."""
     if not root.is_dir():
         return None
     if root.name == package or _package_xml_name(root) == package:
@@ -36,7 +74,9 @@ def _search_root(root: Path, package: str) -> Path | None:
     for candidate in (root / package, root / "share" / package):
         if candidate.is_dir():
             return candidate
-    return None
+    resolved = root.resolve()
+    folder = _crawl(str(resolved), resolved.stat().st_mtime).get(package)
+    return Path(folder) if folder is not None else None
 
 
 def _env_paths(var: str) -> list[Path]:
@@ -49,8 +89,10 @@ def find_package(
     """Directory of ``package`` (its share dir), or None.
 
     Search order: ``package_dirs``, ``AMENT_PREFIX_PATH`` (``share/<pkg>``), ``ROS_PACKAGE_PATH``, the ament
-    index, then the ancestors of ``near`` (the description file): installed layouts such as example-robot-data
-    keep their URDFs inside the package they refer to.
+    index, then the ancestors of ``near``. A root in ``package_dirs`` or ``ROS_PACKAGE_PATH`` is searched
+    recursively for the package.xml naming ``package`` (see :func:`_crawl`). The ancestors of ``near`` (the
+    description file) come last: installed layouts such as example-robot-data keep their URDFs inside the
+    package they refer to.
     """
     for root in package_dirs or ():
         found = _search_root(Path(root).expanduser(), package)
@@ -91,7 +133,8 @@ def resolve_uri(
     """
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     if uri.startswith("package://"):
-        rest = uri[len("package://") :]
+        # A third slash (package:///pkg/..., as in Talos's files) is a slip; the package name is still unambiguous.
+        rest = uri[len("package://") :].lstrip("/")
         package, _, inner = rest.partition("/")
         if not package:
             return None

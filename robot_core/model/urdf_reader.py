@@ -171,7 +171,8 @@ class _UrdfReader:
             _add_unique(model.links, self.link(el, model, inline_materials), "link")
         for el in root.findall("joint"):
             _add_unique(model.joints, self.joint(el), "joint")
-        model.transmissions = [self.transmission(el) for el in root.findall("transmission")]
+        model.transmissions = self.known_transmissions(model, [self.transmission(el)
+                                                               for el in root.findall("transmission")])
         model.ros2_control = [self.ros2_control(el) for el in root.findall("ros2_control")]
         self.apply_initial_values(model)
         if self.unresolved:
@@ -255,6 +256,10 @@ class _UrdfReader:
         if mass == 0.0 and not any(comps):
             # The common idiom for a massless frame (e.g. Panda's link8): same as leaving out <inertial>.
             return None
+        if mass == 0.0:
+            # urdfdom and Pinocchio accept it; an inertia without mass has no physical meaning.
+            validation.warn(f"zero mass with a non-zero inertia {comps}; treated as a massless link", ref)
+            return None
         inertial = Inertial(mass=mass, origin=self.origin(el, f"{where} <inertial>"),
                             inertia=Inertial.inertia_matrix(*comps), source=ref)
         validation.check_inertial(inertial, ref, self.strict_inertia)
@@ -310,7 +315,8 @@ class _UrdfReader:
         joint = Joint(name=name, type=jtype, parent=links["parent"], child=links["child"],
                       origin=self.origin(el, where), source=ref)
         axis_el = el.find("axis")
-        if axis_el is not None:
+        # urdfdom ignores the axis of fixed and floating joints, so real files leave any there (even 0 0 0).
+        if axis_el is not None and jtype not in ("fixed", "floating"):
             axis = self.floats(axis_el, "xyz", 3, f"{where} <axis>", [1.0, 0.0, 0.0])
             joint.axis = validation.check_axis(axis, self.ref(axis_el, f"{where} <axis>"))
         cal = el.find("calibration")
@@ -396,6 +402,20 @@ class _UrdfReader:
             trans.actuators.append(TransmissionActuator(self.required_attr(a, "name", aw), reduction,
                                                         self.hardware_interfaces(a)))
         return trans
+
+    @staticmethod
+    def known_transmissions(model: RobotModel, transmissions: list[Transmission]) -> list[Transmission]:
+        """Drop transmissions naming joints the robot lacks: urdfdom and Pinocchio load such files (stale
+        hardware notes), so they are a warning, not a refusal."""
+        kept = []
+        for trans in transmissions:
+            missing = [t.name for t in trans.joints if t.name not in model.joints]
+            if missing:
+                names = ", ".join(f"'{n}'" for n in missing)
+                validation.warn(f"names joint(s) {names} which do not exist; transmission ignored", trans.source)
+                continue
+            kept.append(trans)
+        return kept
 
     def reduction(self, el: ET.Element, where: str) -> float | None:
         for tag in ("mechanicalReduction", "mechanical_reduction"):

@@ -27,6 +27,8 @@ from robot_core.model.robot_model import (
 INERTIA_RTOL = 1e-9
 TINY_MASS = 1e-6
 TINY_MOMENT = 1e-12
+# Principal moments at most this large (kg m^2 per kg of mass, at least 1 kg) are round-off noise: a point mass.
+ROUNDOFF_MOMENT_PER_KG = 1e-15
 RBC_VAR_TYPES = ("state", "cmd")
 
 
@@ -50,32 +52,53 @@ def check_axis(axis: np.ndarray, source: SourceRef) -> np.ndarray:
     return axis if abs(norm - 1.0) <= 1e-12 else axis / norm
 
 
+def roundoff_moment(mass: float) -> float:
+    """Largest principal moment (kg m^2) that is round-off noise for a link of ``mass`` kg (iCub prints 1e-20)."""
+    return ROUNDOFF_MOMENT_PER_KG * max(float(mass), 1.0)
+
+
 def check_inertial(inertial: Inertial, source: SourceRef, strict: bool = False) -> None:
-    """Mass must be positive and the inertia positive definite; a broken triangle inequality is an error only if
-    ``strict`` (real robots such as the PR2 ship such inertias, so by default it is a warning)."""
+    """Mass must be positive and the inertia positive semi-definite, with at most one warning per link.
+
+    Real files (sensor frames, tool flanges, Gazebo's 1e-6 kg placeholders) carry point masses, round-off
+    inertias (1e-35) and inertias that break the triangle inequality; urdfdom and Pinocchio load them, so they
+    are accepted with a warning and the physics builder gives MuJoCo the closest valid inertia. A broken triangle
+    inequality is an error only if ``strict``. A clearly indefinite inertia on a link of real mass is an error;
+    on a placeholder mass (at most :data:`TINY_MASS`, TIAGo's antennas) it is meaningless and is replaced by
+    zero here (a point mass), with the warning.
+    """
     mass = inertial.mass
     if not math.isfinite(mass) or mass <= 0.0:
         raise RobotModelError(f"mass {mass} must be positive", source)
-    if mass < TINY_MASS:
-        warn(f"mass {mass} kg is suspiciously small", source)
     inertia = np.asarray(inertial.inertia, dtype=float)
     if not np.all(np.isfinite(inertia)):
         raise RobotModelError("inertia has non-finite entries", source)
+    notes: list[str] = []
+    if mass < TINY_MASS:
+        notes.append(f"mass {mass} kg is suspiciously small")
     moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
-    scale = max(float(np.max(np.abs(moments))), 0.0)
-    tol = INERTIA_RTOL * scale
-    if scale == 0.0 or moments[0] <= -tol:
-        raise RobotModelError(
-            f"inertia is not positive definite (principal moments {moments.tolist()})", source
-        )
-    a, b, c = moments
-    if a + b < c - tol:
-        message = f"inertia violates the triangle inequality (principal moments {moments.tolist()}: {a} + {b} < {c})"
-        if strict:
-            raise RobotModelError(message, source)
-        warn(message, source)
-    if moments[0] < TINY_MOMENT:
-        warn(f"principal moment of inertia {moments[0]} is suspiciously small", source)
+    scale = float(np.max(np.abs(moments)))
+    if scale <= roundoff_moment(mass):
+        notes.append(f"zero inertia (principal moments {moments.tolist()}): a point mass; the simulator gives it "
+                     "a minimal valid inertia")
+    elif moments[0] <= -INERTIA_RTOL * scale:
+        if mass > TINY_MASS:
+            raise RobotModelError(f"inertia is not positive definite (principal moments {moments.tolist()})", source)
+        notes.append(f"inertia is not positive definite (principal moments {moments.tolist()}) on a placeholder "
+                     f"mass of {mass} kg; used as a point mass")
+        inertial.inertia = np.zeros((3, 3))
+    else:
+        a, b, c = moments
+        if a + b < c - INERTIA_RTOL * scale:
+            message = f"inertia violates the triangle inequality (principal moments {moments.tolist()}: " \
+                      f"{a} + {b} < {c})"
+            if strict:
+                raise RobotModelError(message, source)
+            notes.append(message + "; the simulator uses the closest valid inertia")
+        elif moments[0] < TINY_MOMENT:
+            notes.append(f"principal moment of inertia {moments[0]} is suspiciously small")
+    if notes:
+        warn("; ".join(notes), source)
 
 
 def check_limit(joint_type: str, limit: Limit, source: SourceRef) -> None:

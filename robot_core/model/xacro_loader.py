@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 import xml.dom.minidom
 from collections.abc import Iterator
@@ -39,7 +40,7 @@ def _package_lookup(package_dirs, near: str | None) -> Iterator[None]:
 
     def abs_filename_spec(spec: str) -> str:
         if spec.startswith("package://"):
-            pkg, _, rest = spec[len("package://"):].partition("/")
+            pkg, _, rest = spec[len("package://"):].lstrip("/").partition("/")
             return os.path.join(eval_find(pkg), rest)
         if spec.startswith("file://"):
             spec = spec[len("file://"):]
@@ -55,16 +56,37 @@ def _package_lookup(package_dirs, near: str | None) -> Iterator[None]:
         substitution_args._eval_find, substitution_args._eval_dict["find"], xacro.abs_filename_spec = saved
 
 
+_MISSING_FILE = re.compile(r"No such file or directory: (\S+)")
+
+
+def _include_line(where: str, missing: str) -> int | None:
+    """Line of the ``<xacro:include>`` in ``where`` that names the file xacro could not open, if one does."""
+    name = os.path.basename(missing.strip("'\""))
+    try:
+        lines = Path(where).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for number, text in enumerate(lines, start=1):
+        if "include" in text and name in text:
+            return number
+    return None
+
+
 def _error(exc: BaseException, source_file: str) -> RobotModelError:
     import xacro
 
     stack = [f for f in (xacro.filestack or []) if f]
     where = stack[-1] if stack else source_file
     line = getattr(exc, "lineno", None) if isinstance(exc, ExpatError) else None
-    detail = str(exc) or type(exc).__name__
+    element = "xacro"
+    detail = " ".join((str(exc) or type(exc).__name__).split())
+    missing = _MISSING_FILE.search(detail)
+    if missing and line is None:
+        line = _include_line(str(where), missing.group(1))
+        element = "<xacro:include>" if line is not None else element
     if where != source_file:
         detail += f" (while expanding {source_file})"
-    return RobotModelError(f"xacro expansion failed: {detail}", SourceRef(str(where), line, "xacro"))
+    return RobotModelError(f"xacro expansion failed: {detail}", SourceRef(str(where), line, element))
 
 
 def _to_xml(doc: xml.dom.minidom.Document) -> str:

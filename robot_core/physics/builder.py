@@ -27,14 +27,16 @@ Mapping (one MuJoCo body per URDF link, named after the link):
   moments + orientation in ``iquat``), ``explicitinertial`` is set and inertia from geoms is off. A moving
   body whose whole subtree has (near) zero mass or inertia -- which MuJoCo rejects -- gets a tiny mass of
   :data:`TINY_MASS` kg and/or principal moments of :data:`TINY_INERTIA` kg m^2; every such change is listed
-  in :attr:`BuiltModel.adjusted_links` and warned about. Inertias that break the triangle inequality
-  (MuJoCo rejects them; PR2's head sensor links do) get their smallest principal moment raised just
-  enough, also warned about and listed there.
+  in :attr:`BuiltModel.adjusted_links` and warned about. Links with mass whose inertia is zero (point
+  masses), round-off noise or breaks the triangle inequality (MuJoCo rejects them; PR2's head sensor links
+  and the quadrupeds of example-robot-data do) get the closest valid principal moments
+  (:func:`balance_moments`), listed there too; the reader has already warned about them, naming file and line.
 - Collision geoms (group 3 when visuals are included, else 0; contype=conaffinity=1); visual geoms
-  (group 1, contype=conaffinity=0) when ``include_visuals``. Meshes: STL/OBJ by file, DAE through
-  :mod:`robot_core.physics.collada`; a mesh that cannot be loaded is skipped with a warning (listed in
-  :attr:`BuiltModel.skipped_meshes`, and in :attr:`PreparedSpec.skipped_meshes` for callers that compile
-  the spec themselves).
+  (group 1, contype=conaffinity=0) when ``include_visuals``. Meshes: STL/OBJ by file (ASCII STL, which
+  MuJoCo cannot read, converted to vertices and faces here), DAE through :mod:`robot_core.physics.collada`;
+  a mesh that cannot be loaded (or of a format MuJoCo does not read) is skipped with a warning naming the
+  file (listed in :attr:`BuiltModel.skipped_meshes`, and in :attr:`PreparedSpec.skipped_meshes` for callers
+  that compile the spec themselves).
 - ``disable_linked_collisions`` (AGX ``disableLinkedBodies``): exclude pairs between the bodies on both
   sides of every movable joint (including links welded to them by fixed joints). When False, MuJoCo's
   parent/child filter is disabled as well, so linked bodies do collide.
@@ -51,6 +53,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -58,10 +61,15 @@ import mujoco
 import numpy as np
 
 from robot_core.model.robot_model import Geometry, Joint, RobotModel, RobotModelError, RobotModelWarning, SourceRef
+from robot_core.model.validation import roundoff_moment
 from robot_core.physics.collada import ColladaError, read_collada
 
 TINY_MASS = 1e-6
 TINY_INERTIA = 1e-9
+# Smallest principal moment given to a link with mass: relative to its largest, and absolute (MuJoCo wants more
+# than 1e-15; 1e-12 is where the massless-body fix-up below starts, so a link is adjusted, and warned about, once).
+MIN_MOMENT_RATIO = 1e-12
+MIN_MOMENT = 1e-12
 GRAVITY = (0.0, 0.0, -9.81)
 COLLISION_GROUP = 3
 VISUAL_GROUP = 1
@@ -186,8 +194,37 @@ def _warn(msg: str) -> None:
     warnings.warn(msg, RobotModelWarning, stacklevel=3)
 
 
+def balance_moments(moments: np.ndarray, roundoff: float = 0.0) -> np.ndarray:
+    """The closest principal moments (Euclidean) that satisfy the triangle inequality and MuJoCo's minimum.
+
+    Moments a <= b <= c with a + b < c are projected onto the plane a + b = c (a and b rise by a third of the
+    deficit, c falls by a third), then nudged inside so MuJoCo's exact check passes. MuJoCo's own
+    ``balanceinertia`` sets all three to their mean, which also satisfies the inequality but moves further;
+    the projection never moves further than that. A point mass (all moments at most ``roundoff``) gets
+    :data:`TINY_INERTIA`; a zero moment (a thin rod) rises to :data:`MIN_MOMENT_RATIO` of the largest, at least
+    :data:`MIN_MOMENT`, since MuJoCo refuses moments below 1e-15 on moving bodies.
+    """
+    out = np.maximum(np.asarray(moments, dtype=float), 0.0)
+    order = np.argsort(out)
+    a, b, c = out[order]
+    if c <= roundoff:
+        return np.full(3, TINY_INERTIA)
+    deficit = c - (a + b)
+    if deficit > 0.0:
+        a, b, c = a + deficit / 3.0, b + deficit / 3.0, c - deficit / 3.0
+        c -= 1e-12 * c  # strictly inside: a + b >= c survives the quaternion round trip in MuJoCo
+    floor = max(MIN_MOMENT_RATIO * c, MIN_MOMENT)
+    out[order] = [max(x, floor) for x in (a, b, c)]
+    return out
+
+
 def _principal_inertia(link_name: str, inertial, adjusted: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Principal moments and their frame (in the link frame) of a URDF inertial."""
+    """Principal moments and their frame (in the link frame) of a URDF inertial.
+
+    Point masses, round-off inertias and moments that break the triangle inequality (the reader has already
+    warned about each, naming the file and line) get the closest inertia MuJoCo accepts
+    (:func:`balance_moments`); the link is listed in ``adjusted``.
+    """
     r0 = inertial.origin.matrix()[:3, :3]
     inertia = np.asarray(inertial.inertia, dtype=float)
     i_link = r0 @ inertia @ r0.T
@@ -196,21 +233,14 @@ def _principal_inertia(link_name: str, inertial, adjusted: list[str]) -> tuple[n
     if np.linalg.det(axes) < 0:
         axes[:, 2] = -axes[:, 2]
     scale = max(float(np.max(np.abs(moments))), 0.0)
-    if np.any(moments < -1e-12 * max(scale, 1e-300)):
+    roundoff = roundoff_moment(inertial.mass)
+    if scale > roundoff and np.any(moments < -1e-9 * scale):
         raise RobotModelError(f"link '{link_name}': inertia is not positive semi-definite (eigenvalues {moments})",
                               inertial.source)
-    moments = np.maximum(moments, 0.0)
-    # Triangle inequality a + b >= c, which MuJoCo enforces exactly.
-    order = np.argsort(moments)
-    a, b, c = moments[order]
-    if a + b < c:
-        deficit = c - (a + b)
-        if deficit > 1e-9 * max(c, 1e-300):
-            _warn(f"link '{link_name}': inertia violates the triangle inequality by {deficit:.3g}; raised the "
-                  f"smallest principal moment so MuJoCo accepts it")
-            adjusted.append(link_name)
-        moments[order[0]] = c - b + 1e-15 * max(c, 1.0)
-    return moments, axes
+    balanced = balance_moments(moments, roundoff)
+    if not np.array_equal(balanced, np.maximum(moments, 0.0)):
+        adjusted.append(link_name)
+    return balanced, axes
 
 
 def _plane_basis(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -417,7 +447,16 @@ class _SpecBuilder:
         ext = os.path.splitext(path)[1].lower()
         name = f"mesh{len(self.mesh_assets)}:{os.path.basename(path)}"
         inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
-        if ext in (".stl", ".obj", ".msh"):
+        if ext == ".stl" and _is_ascii_stl(path):
+            # MuJoCo reads binary STL only; the ASCII one is converted here (vertices and faces in memory).
+            try:
+                verts, faces = _ascii_stl_cached(path, os.path.getmtime(path))
+            except ValueError as exc:
+                self._skip_mesh(link, geo.filename, str(exc))
+                return None
+            self.spec.add_mesh(name=name, uservert=list(verts), userface=list(faces), scale=list(scale),
+                               inertia=inertia)
+        elif ext in (".stl", ".obj", ".msh"):
             reason = _check_mesh_file(path, ext)
             if reason:
                 self._skip_mesh(link, geo.filename, reason)
@@ -471,7 +510,9 @@ class _SpecBuilder:
                 changed = True
             if changed:
                 self.adjusted_links.append(link)
-                _warn(f"link '{link}' moves but carries no mass/inertia; gave it mass {body.mass:g} kg and "
+                src = self.robot.links[link].source if link in self.robot.links else None
+                where = f"{src.file}:{src.line}: " if src is not None and src.line is not None else ""
+                _warn(f"{where}link '{link}' moves but carries no mass/inertia; gave it mass {body.mass:g} kg and "
                       f"inertia {np.asarray(body.inertia)} kg m^2 so MuJoCo accepts it")
 
     def _add_mimics(self) -> None:
@@ -537,6 +578,40 @@ class _SpecBuilder:
                         self.spec.add_exclude(name=f"linked:{a}:{b}", bodyname1=a, bodyname2=b)
 
 
+def _is_ascii_stl(path: str) -> bool:
+    """An STL starting with ``solid`` whose size does not fit the binary triangle count (binary STLs from some
+    exporters also start with ``solid``)."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(84)
+    except OSError:
+        return False
+    if not head[:5].lower().startswith(b"solid"):
+        return False
+    return len(head) < 84 or size != 84 + 50 * int.from_bytes(head[80:84], "little")
+
+
+@functools.lru_cache(maxsize=256)
+def _ascii_stl_cached(path: str, mtime: float) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """Vertices and faces (3 vertices per ``facet``) of an ASCII STL; ValueError names what is wrong."""
+    verts: list[float] = []
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            parts = line.split()
+            if parts[:1] == [b"vertex"]:
+                try:
+                    verts.extend(float(v) for v in parts[1:4])
+                except ValueError:
+                    raise ValueError(f"ASCII STL line {number}: bad vertex {line.strip()!r}") from None
+                if len(parts) != 4:
+                    raise ValueError(f"ASCII STL line {number}: a vertex needs 3 numbers")
+    count = len(verts) // 3
+    if count == 0 or count % 3:
+        raise ValueError(f"ASCII STL with {count} vertices (not whole triangles)")
+    return tuple(verts), tuple(range(count))
+
+
 def _check_mesh_file(path: str, ext: str) -> str:
     """Cheap sanity checks so a broken mesh is skipped instead of failing the whole compile."""
     try:
@@ -589,11 +664,39 @@ def build_model(robot: RobotModel, *, fixed_base: bool | None = None, timestep: 
     prepared = prepare_spec(robot, fixed_base=fixed_base, timestep=timestep, include_visuals=include_visuals,
                             disable_linked_collisions=disable_linked_collisions,
                             include_collisions=include_collisions, limit_timeconst=limit_timeconst)
-    try:
-        model = prepared.spec.compile()
-    except ValueError as exc:
-        raise RobotModelError(f"MuJoCo rejected robot '{robot.name}': {exc}", SourceRef(robot.source_file)) from exc
+    model = compile_spec(robot, prepared.spec, prepared)
     return index_model(robot, prepared.spec, model, prepared=prepared)
+
+
+_REJECTED_ELEMENT = re.compile(r"Element name '([^']*)'")
+
+
+def compile_spec(robot: RobotModel, spec: mujoco.MjSpec, prepared: PreparedSpec | None = None) -> mujoco.MjModel:
+    """Compile; a mesh MuJoCo refuses (too few vertices, a broken file its decoder rejects) is dropped with a
+    warning naming it and its geoms, and the compile retried, so one bad mesh never refuses the whole robot.
+
+    Anything else MuJoCo refuses is a RobotModelError naming the robot's file.
+    """
+    while True:
+        try:
+            return spec.compile()
+        except ValueError as exc:
+            match = _REJECTED_ELEMENT.search(str(exc))
+            mesh = spec.mesh(match.group(1)) if match else None
+            if mesh is None:
+                raise RobotModelError(f"MuJoCo rejected robot '{robot.name}': {' '.join(str(exc).split())}",
+                                      SourceRef(robot.source_file)) from exc
+            geoms = [g for g in spec.geoms if g.meshname == mesh.name]
+            links = sorted({g.name.split(":")[0] for g in geoms})
+            named = ", ".join(repr(n) for n in links)
+            msg = (f"{robot.source_file}: link(s) {named}: mesh '{mesh.file or mesh.name}' skipped: MuJoCo refuses "
+                   f"it ({str(exc).splitlines()[0]})")
+            for g in geoms:
+                spec.delete(g)
+            spec.delete(mesh)
+            if prepared is not None:
+                prepared.skipped_meshes.append(msg)
+            _warn(msg)
 
 
 def index_model(robot: RobotModel, spec: mujoco.MjSpec, model: mujoco.MjModel, *, fixed_base: bool | None = None,

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from robot_core.model.robot_model import RobotModel, RobotModelError, SourceRef
+from robot_core.model.robot_model import RobotModel, RobotModelError
 from robot_core.physics.actuation import (
     Actuation,
     CommandMode,
@@ -49,7 +49,7 @@ from robot_core.physics.actuation import (
     joint_coordinates,
     joint_inertia,
 )
-from robot_core.physics.builder import BuiltModel, index_model, prepare_spec
+from robot_core.physics.builder import BuiltModel, PreparedSpec, compile_spec, index_model, prepare_spec
 from robot_core.physics.gil_step import GilHoldingStep
 from robot_core.text import clip
 
@@ -211,7 +211,7 @@ class PhysicsEngine:
             scene(spec)
         self.limits: list[JointActuatorLimits] = joint_actuator_limits(robot, self.actuated_joint_names)
         add_actuators(spec, self.limits, robot, gravity_compensation=gravity_compensation)
-        model = self._compile(spec)
+        model = self._compile(spec, prepared)
         self.built: BuiltModel = index_model(robot, spec, model, fixed_base=self.fixed_base, prepared=prepared)
         self._model = model
         self._data = mujoco.MjData(model)
@@ -239,7 +239,7 @@ class PhysicsEngine:
             if self.ignored_collision_pairs:
                 for a, b in self.ignored_collision_pairs:
                     spec.add_exclude(name=f"initial_contact:{a}:{b}", bodyname1=a, bodyname2=b)
-                model = self._compile(spec)
+                model = self._compile(spec, prepared)
                 self.built = index_model(robot, spec, model, fixed_base=self.fixed_base, prepared=prepared)
                 self._model = model
                 self._data = mujoco.MjData(model)
@@ -694,12 +694,8 @@ class PhysicsEngine:
         return out
 
     # ------------------------------------------------------------------ internals
-    def _compile(self, spec: mujoco.MjSpec) -> mujoco.MjModel:
-        try:
-            return spec.compile()
-        except ValueError as exc:
-            raise RobotModelError(f"MuJoCo rejected robot '{self.robot.name}': {exc}",
-                                  SourceRef(self.robot.source_file)) from exc
+    def _compile(self, spec: mujoco.MjSpec, prepared: PreparedSpec | None = None) -> mujoco.MjModel:
+        return compile_spec(self.robot, spec, prepared)
 
     def _addresses(self, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """qpos and dof addresses of coordinates (each is a MuJoCo joint of the same name, see the builder)."""
