@@ -112,6 +112,29 @@ class TestTrust:
         sim.wait_state(lambda q, _: near(q, HOME, 1e-3), 10, "the initial pose after the divergence")
         assert not (sim_dir / "MUJOCO_LOG.TXT").exists()
 
+    def test_a_divergence_is_counted_in_the_status_with_its_time_and_event(self, sim: TrustClient):
+        """The status tells a client that never read ~/events that (and when) the simulation was reset."""
+        from robot_core_interfaces.srv import SetJointState
+        from sensor_msgs.msg import JointState
+
+        wait_for(lambda: sim.status, 10, "a status message")
+        before = sim.status[-1]
+        n = before.divergence_count  # the module's other tests may have forced some already
+        if n == 0:
+            assert sec(before.last_divergence_time) == 0.0
+        res = sim.call("set_joint_state", SetJointState.Request(state=JointState(name=["joint1"], velocity=[1e6])))
+        assert res.success, res.message
+        st = wait_for(lambda: next((m for m in reversed(sim.status)
+                                    if m.divergence_count == n + 1 and "diverged at t=" in m.last_event), None),
+                      15, f"a status with divergence_count {n + 1} and the divergence as its last event")
+        assert "reset to the initial state" in st.last_event, st.last_event
+        # the time in the status is the one the event names (the event rounds it to the millisecond)
+        reported = float(st.last_event.split("diverged at t=", 1)[1].split(" s", 1)[0])
+        assert sec(st.last_divergence_time) == pytest.approx(reported, abs=1e-3)
+        assert sec(st.last_divergence_time) > 0.0  # after the reset that started this test
+        assert any(e == st.last_event for e in sim.events), (st.last_event, sim.events[-3:])
+        sim.wait_state(lambda q, _: near(q, HOME, 1e-3), 10, "the initial pose after the divergence")
+
     # ---------------------------------------------------------------------------------------------- fault 3
     def test_the_command_watchdog_stops_velocity_and_effort_commands(self, sim: TrustClient):
         """A commander that stops sending (a killed controller manager) must not leave the arm running into its
