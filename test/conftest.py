@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import signal
 import site
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from ros_harness import REPO, NodeProcess, RosTestContext, isolate_ros_environment, reap_leftover_processes
+from sim_helpers import HOME, SimClient, near, start_simulator
 
 # Before anything imports rclpy: this session gets its own domain and localhost-only discovery.
 DOMAIN_ID = isolate_ros_environment()
@@ -69,3 +72,61 @@ def erd_robots() -> Path:
     if ERD_ROBOTS is None:
         pytest.skip("example-robot-data is not installed in this environment")
     return ERD_ROBOTS
+
+
+# ------------------------------------------------------------------ one planar2 simulator shared by a test class
+@dataclass(frozen=True)
+class PlanarSimSetup:
+    """How ``planar_sim`` starts and ``planar_client`` watches it; a test module overrides the
+    ``planar_sim_setup`` fixture to change it."""
+
+    params: tuple[str, ...] = ()  # extra ``name:=value`` simulator parameters
+    cwd: Path | None = None  # the simulator's working directory (None: pytest's)
+    client: type[SimClient] = SimClient
+    client_name: str = "planar_client"
+
+
+@pytest.fixture(scope="class")
+def planar_sim_setup() -> PlanarSimSetup:
+    return PlanarSimSetup()
+
+
+@pytest.fixture(scope="class")
+def planar_sim(planar_sim_setup: PlanarSimSetup) -> Iterator[NodeProcess]:
+    """A planar2 simulator process for one test class; it must exit 0 on SIGINT."""
+    proc = start_simulator("planar2.urdf", *planar_sim_setup.params, cwd=planar_sim_setup.cwd)
+    try:
+        proc.wait_for_output("simulator ready", timeout=60)
+        yield proc
+    finally:
+        code = proc.stop(signal.SIGINT)
+        assert code == 0, proc.output()[-3000:]
+
+
+@pytest.fixture(scope="class")
+def planar_ros() -> Iterator[RosTestContext]:
+    """An rclpy context for the test class's client of ``planar_sim``."""
+    ctx = RosTestContext()
+    try:
+        yield ctx
+    finally:
+        ctx.shutdown()
+
+
+@pytest.fixture(scope="class")
+def planar_client(planar_sim: NodeProcess, planar_ros: RosTestContext, planar_sim_setup: PlanarSimSetup) -> SimClient:
+    """A client of ``planar_sim`` that has seen its states and status and is seen by its command subscriber."""
+    client = planar_sim_setup.client(planar_ros, planar_sim_setup.client_name)
+    client.wait_connected()
+    return client
+
+
+@pytest.fixture
+def fresh(planar_client: SimClient, planar_sim: NodeProcess) -> Iterator[SimClient]:
+    """The shared simulator, running, reset to its home pose; still alive after the test."""
+    assert planar_client.trigger("resume").success
+    res = planar_client.reset()
+    assert res.success, res.message
+    planar_client.wait_state(lambda q, _: near(q, HOME, 1e-6), 10, "home pose after reset")
+    yield planar_client
+    assert planar_sim.alive(), planar_sim.output()[-3000:]

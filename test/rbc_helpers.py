@@ -213,7 +213,7 @@ def _harmless_request(srv: Any) -> Any:
     return None if fields is None else srv.Request(**fields)
 
 
-def _refused_goal(action: Any) -> Any:
+def refused_goal(action: Any) -> Any:
     """A goal every reacher refuses at once (not finite), for warming up its goal service."""
     goal = action.Goal()
     name = action.__name__
@@ -236,7 +236,7 @@ class Goal:
 
         self.ac = ActionClient(client.node, action, name)
         assert self.ac.wait_for_server(timeout_sec=30), f"action {name} not available"
-        refused = _refused_goal(action)
+        refused = refused_goal(action)
         if refused is not None:
             answered_eventually(self.ac.send_goal_async, refused, f"an answer from the goal service of {name}")
         self.feedback: list[Any] = []

@@ -31,11 +31,12 @@ from rbc_helpers import (
     fake_driver_urdf,
     joint_goal,
     pin_fk,
+    refused_goal,
     rel_err,
     rotation_angle,
     start,
 )
-from ros_harness import wait_for
+from ros_harness import answered_eventually, wait_for, wait_future
 
 pytest.importorskip("rclpy")
 pytest.importorskip("robot_core_interfaces")
@@ -119,6 +120,42 @@ def test_joint_reacher_created_configured_and_driven_over_dds(client):
              "node /JR0 to disappear")
     again = client.l2_ctrl("destroy_re", name="JR0")
     assert not again.success and "JR0" in again.message
+
+
+def test_a_burst_of_reach_goals_is_answered_in_full(client, ros):
+    """rclpy's default goal service keeps 10 requests: of 30 goals sent back-to-back most were lost unanswered
+    and their clients waited forever. Every goal gets an answer; each accepted one preempts the one before."""
+    import rclpy
+    from rclpy.action import ActionClient
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from robot_core_interfaces.action import JointReach
+
+    client.create("JR", "JRB", joints=["joint1"], kp=3.0)
+    # Deep queues on the client side too, so only the server can lose a goal. The action client is built
+    # before the executor spins its node (rclpy registers it before its constructor has finished).
+    node = rclpy.create_node("rbc_burst_client", context=ros.context)
+    deep = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+    action = ActionClient(node, JointReach, "/JRB/reach", goal_service_qos_profile=deep,
+                          result_service_qos_profile=deep, cancel_service_qos_profile=deep)
+    ros.add(node)
+    assert action.wait_for_server(timeout_sec=30), "action /JRB/reach not available"
+    answered_eventually(action.send_goal_async, refused_goal(JointReach), "an answer from /JRB/reach")
+
+    n = 30
+    futures = [action.send_goal_async(joint_goal(["joint1"], [0.1 + 0.01 * k], 0.005, timeout=60.0))
+               for k in range(n)]
+    t0 = time.monotonic()
+    try:
+        wait_for(lambda: all(f.done() for f in futures), 60, "an answer to every goal of the burst")
+    finally:
+        print(f"reach goal burst: {sum(f.done() for f in futures)}/{n} answered in {time.monotonic() - t0:.3f} s")
+    handles = [f.result() for f in futures]
+    assert all(h.accepted for h in handles), "valid goals are accepted (each preempts the one before)"
+    last = wait_future(handles[-1].get_result_async(), 60, "the last goal's result").result
+    assert last.success, last.message
+    earlier = [wait_future(h.get_result_async(), 30, "a preempted goal's result").result for h in handles[:-1]]
+    assert not any(r.success for r in earlier)
+    assert sum("preempted" in r.message for r in earlier) >= n - 2, [r.message for r in earlier]
 
 
 def test_bad_l2_requests_and_var_writes_are_answered_not_fatal(client, stack):

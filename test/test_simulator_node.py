@@ -9,215 +9,16 @@ from __future__ import annotations
 import math
 import os
 import signal
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from conftest import URDF_DIR
-from ros_harness import NodeProcess, RosTestContext, wait_for, wait_future
+from ros_harness import NodeProcess, wait_for, wait_future
+from sim_helpers import DT, HOME, SimClient, near, sec, start_simulator
 
 pytest.importorskip("rclpy")
 pytestmark = pytest.mark.ros
 
 NAN = math.nan
-HOME = {"joint1": -0.4, "joint2": 0.8}  # planar2's ros2_control initial values
-DT = 0.001
-
-
-def start_simulator(urdf: str | None, *params: str) -> NodeProcess:
-    args = ["--ros-args"]
-    if urdf:
-        args += ["-p", f"urdf_path:={URDF_DIR / urdf}"]
-    for p in params:
-        args += ["-p", p]
-    return NodeProcess.console_script("simulator", *args)
-
-
-class SimClient:
-    """A client node that watches everything the simulator publishes and calls its services."""
-
-    def __init__(self, ros: RosTestContext, name: str):
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-        from robot_core_interfaces.msg import SimulatorStatus
-        from rosgraph_msgs.msg import Clock
-        from sensor_msgs.msg import JointState
-        from std_msgs.msg import String
-        from tf2_msgs.msg import TFMessage
-
-        self.node = ros.node(name)
-        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.states: list[Any] = []
-        self.state_count = 0
-        self.clock: list[float] = []
-        self.status: list[Any] = []
-        self.tf: dict[tuple[str, str], Any] = {}
-        self.tf_static: dict[tuple[str, str], Any] = {}
-        self.description: list[str] = []
-        n = self.node
-        # Best-effort (sensor data) like upstream's states subscriber: must connect to the simulator's publisher.
-        n.create_subscription(JointState, "/robot_joint_states", self._on_state, qos_profile_sensor_data)
-        n.create_subscription(Clock, "/clock", lambda m: self._append(self.clock, _sec(m.clock)), 10)
-        n.create_subscription(SimulatorStatus, "/simulator/status", self._keep(self.status), 10)
-        n.create_subscription(TFMessage, "/tf", lambda m: self._store_tf(self.tf, m), 10)
-        n.create_subscription(TFMessage, "/tf_static", lambda m: self._store_tf(self.tf_static, m), latched)
-        n.create_subscription(String, "/robot_description", lambda m: self.description.append(m.data), latched)
-        self.commands = n.create_publisher(JointState, "/robot_joint_commands", 10)
-        self._clients: dict[str, Any] = {}
-
-    @staticmethod
-    def _append(store: list, value: Any, cap: int = 2000) -> None:
-        store.append(value)
-        if len(store) > cap:
-            del store[: len(store) - cap]
-
-    def _on_state(self, msg: Any) -> None:
-        self._append(self.states, msg)
-        self.state_count += 1
-
-    def _keep(self, store: list):
-        return lambda m: self._append(store, m)
-
-    @staticmethod
-    def _store_tf(store: dict, msg: Any) -> None:
-        for t in msg.transforms:
-            store[(t.header.frame_id, t.child_frame_id)] = t
-
-    def wait_connected(self, timeout: float = 30.0) -> None:
-        wait_for(lambda: self.states and self.status and self.commands.get_subscription_count() > 0, timeout,
-                 "simulator joint states, status and command subscription")
-
-    # --- services ------------------------------------------------------------
-    def call(self, name: str, request: Any, timeout: float = 20.0) -> Any:
-        if name not in self._clients:
-            from robot_core_interfaces.srv import ApplyWrench, ResetSimulation, SetJointState, StepSimulation
-            from std_srvs.srv import Trigger
-
-            types = {"reset": ResetSimulation, "pause": Trigger, "resume": Trigger, "step": StepSimulation,
-                     "set_joint_state": SetJointState, "apply_wrench": ApplyWrench}
-            client = self.node.create_client(types[name], f"/simulator/{name}")
-            assert client.wait_for_service(timeout_sec=timeout), f"service /simulator/{name} not available"
-            self._clients[name] = client
-        return wait_future(self._clients[name].call_async(request), timeout, f"/simulator/{name} response")
-
-    def trigger(self, name: str) -> Any:
-        from std_srvs.srv import Trigger
-
-        return self.call(name, Trigger.Request())
-
-    def reset(self, **positions: float) -> Any:
-        from robot_core_interfaces.srv import ResetSimulation
-
-        return self.call("reset", ResetSimulation.Request(joint_names=list(positions),
-                                                          positions=list(positions.values())))
-
-    def step(self, steps: int) -> Any:
-        from robot_core_interfaces.srv import StepSimulation
-
-        return self.call("step", StepSimulation.Request(steps=steps))
-
-    # --- topics ----------------------------------------------------------------
-    def send(self, names: list[str], position=(), velocity=(), effort=()) -> None:
-        from sensor_msgs.msg import JointState
-
-        self.commands.publish(JointState(name=names, position=[float(v) for v in position],
-                                         velocity=[float(v) for v in velocity],
-                                         effort=[float(v) for v in effort]))
-
-    def latest(self) -> Any:
-        return self.states[-1]
-
-    def positions(self) -> dict[str, float]:
-        m = self.latest()
-        return dict(zip(m.name, m.position, strict=True))
-
-    def velocities(self) -> dict[str, float]:
-        m = self.latest()
-        return dict(zip(m.name, m.velocity, strict=True))
-
-    def stamp(self) -> float:
-        return _sec(self.latest().header.stamp)
-
-    def wait_state(self, cond, timeout: float = 15.0, what: str = "joint state") -> dict[str, float]:
-        """Wait for a state message that arrives after this call and satisfies cond(positions, velocities)."""
-        start = self.state_count
-        try:
-            wait_for(lambda: self.state_count > start and cond(self.positions(), self.velocities()), timeout, what)
-        except TimeoutError:
-            raise TimeoutError(f"timed out waiting for {what}; last positions {self.positions()}, "
-                               f"velocities {self.velocities()}") from None
-        return self.positions()
-
-
-    def received_since(self, count: int) -> list[Any]:
-        """State messages received after ``state_count`` was ``count`` (as many as are still kept)."""
-        n = self.state_count - count
-        return self.states[-n:] if n > 0 else []
-
-    def state_at(self, stamp: float, since: int, timeout: float = 10.0) -> dict[str, float]:
-        """Positions of the state message stamped ``stamp`` (after a step while paused) among those received after
-        ``state_count`` was ``since``. A reset sends time back, so an older message may carry the same stamp; one
-        writer's messages arrive in order, so counting from a moment after the reset excludes them."""
-        def find():
-            for m in reversed(self.received_since(since)):
-                if abs(_sec(m.header.stamp) - stamp) < 1e-9:
-                    return dict(zip(m.name, m.position, strict=True))
-            return None
-
-        return wait_for(find, timeout, f"joint state stamped {stamp:.6f}")
-
-    def step_and_state(self, steps: int) -> dict[str, float]:
-        """Step the paused simulation and return the state at the time it reached."""
-        since = self.state_count
-        res = self.step(steps)
-        assert res.success, res.message
-        return self.state_at(_sec(res.sim_time), since)
-
-
-def _sec(t: Any) -> float:
-    return t.sec + t.nanosec * 1e-9
-
-
-def near(values: dict[str, float], target: dict[str, float], tol: float) -> bool:
-    return all(abs(values[k] - v) < tol for k, v in target.items())
-
-
-@pytest.fixture(scope="class")
-def planar_sim() -> Iterator[NodeProcess]:
-    proc = start_simulator("planar2.urdf")
-    try:
-        proc.wait_for_output("simulator ready", timeout=60)
-        yield proc
-    finally:
-        code = proc.stop(signal.SIGINT)
-        assert code == 0, proc.log_path.read_text()[-3000:]
-
-
-@pytest.fixture(scope="class")
-def ros_module() -> Iterator[RosTestContext]:
-    ctx = RosTestContext()
-    try:
-        yield ctx
-    finally:
-        ctx.shutdown()
-
-
-@pytest.fixture(scope="class")
-def sim(planar_sim, ros_module) -> SimClient:
-    client = SimClient(ros_module, "planar_client")
-    client.wait_connected()
-    return client
-
-
-@pytest.fixture
-def fresh(sim: SimClient, planar_sim: NodeProcess) -> Iterator[SimClient]:
-    """The shared simulator, running, reset to its home pose."""
-    assert sim.trigger("resume").success
-    res = sim.reset()
-    assert res.success, res.message
-    sim.wait_state(lambda q, _: near(q, HOME, 1e-6), 10, "home pose after reset")
-    yield sim
-    assert planar_sim.alive(), planar_sim.output()[-3000:]
 
 
 class TestSharedPlanarSimulator:
@@ -239,7 +40,7 @@ class TestSharedPlanarSimulator:
         tip = sim.tf_static[("link2", "tip")].transform
         assert (tip.translation.x, tip.translation.y, tip.translation.z) == pytest.approx((0.4, 0.0, 0.0))
         # link1 -> link2 is the 0.5 m offset rotated by joint2 about y
-        wait_for(lambda: abs(_sec(sim.tf[("link1", "link2")].header.stamp) - sim.stamp()) < 0.5, 10, "fresh /tf")
+        wait_for(lambda: abs(sec(sim.tf[("link1", "link2")].header.stamp) - sim.stamp()) < 0.5, 10, "fresh /tf")
         e = sim.tf[("link1", "link2")].transform
         q2 = sim.positions()["joint2"]
         assert (e.translation.x, e.translation.z) == pytest.approx((0.5, 0.0), abs=1e-9)
@@ -249,7 +50,7 @@ class TestSharedPlanarSimulator:
         wait_for(lambda: sim.status[-1].step_count > 100, 10, "status")
         st = sim.status[-1]
         assert not st.paused and st.target_real_time_factor == 1.0
-        assert _sec(st.sim_time) == pytest.approx(st.step_count * DT, abs=1e-9)
+        assert sec(st.sim_time) == pytest.approx(st.step_count * DT, abs=1e-9)
 
 
     def test_position_and_velocity_commands_converge(self, fresh: SimClient):
@@ -305,7 +106,7 @@ class TestSharedPlanarSimulator:
         wait_for(lambda: sim.stamp() > t0 + 1.0, 10, "a second of simulated time before the reset")
         t_before, since = sim.stamp(), sim.state_count
         assert sim.reset().success
-        msg = wait_for(lambda: next((m for m in sim.received_since(since) if _sec(m.header.stamp) < t_before), None),
+        msg = wait_for(lambda: next((m for m in sim.received_since(since) if sec(m.header.stamp) < t_before), None),
                        10, "a state stamped after the reset (time went back)")
         assert near(dict(zip(msg.name, msg.position, strict=True)), HOME, 1e-3)
         # the old command is gone: it stays home
@@ -355,12 +156,12 @@ class TestSharedPlanarSimulator:
         # A stall on the old deadline would last t_before of simulated time (as much wall time at RTF 1): half of
         # that is a deadline a loaded machine meets (the first state comes within tenths of a second) and a
         # stall does not.
-        msg = wait_for(lambda: next((m for m in sim.received_since(since) if _sec(m.header.stamp) < 1.0), None),
+        msg = wait_for(lambda: next((m for m in sim.received_since(since) if sec(m.header.stamp) < 1.0), None),
                        t_before / 2, "a state stamped after the reset")
         print(f"reset after {t_before:.1f} s of simulated time: first state of the new run after "
               f"{time.monotonic() - start:.3f} s (wall)")
         assert near(dict(zip(msg.name, msg.position, strict=True)), HOME, 1e-3)
-        t0 = _sec(msg.header.stamp)
+        t0 = sec(msg.header.stamp)
         wait_for(lambda: sim.stamp() < 10.0 and sim.stamp() > t0 + 0.5, 10, "time running on from the reset")
         wait_for(lambda: sim.status[-1].step_count < 10_000 and not sim.status[-1].paused, 10, "status after reset")
 
@@ -370,7 +171,7 @@ class TestSharedPlanarSimulator:
         assert sim.trigger("pause").success
         res = sim.step(0)
         assert res.success, res.message
-        count0, t0 = res.step_count, _sec(res.sim_time)
+        count0, t0 = res.step_count, sec(res.sim_time)
         # paused: several status messages later, simulated time has not moved
         n = len(sim.status)
         wait_for(lambda: len(sim.status) >= n + 3, 10, "three status messages while paused")
@@ -380,7 +181,7 @@ class TestSharedPlanarSimulator:
         res = sim.step(250)
         assert res.success, res.message
         assert res.step_count == count0 + 250
-        assert _sec(res.sim_time) == pytest.approx(t0 + 250 * DT, abs=1e-9)
+        assert sec(res.sim_time) == pytest.approx(t0 + 250 * DT, abs=1e-9)
         wait_for(lambda: sim.clock and sim.clock[-1] == pytest.approx(t0 + 0.25, abs=1e-9), 10, "/clock after step")
 
         assert sim.trigger("resume").success

@@ -13,7 +13,8 @@ cycle, which runs on another executor). Every touch of the core happens under th
   ``/<name>/reach`` (CartesianReach), CS ``/<name>/apply`` (ApplyContact). A goal the core refuses (joints
   outside ``joints``, pose with a bad quaternion, no chain configured, ...) is rejected and the reason logged and
   kept in ``~/status``. A new goal pre-empts the running one (which aborts). Cancel stops the reacher; the
-  coupler then holds position / zeroes velocities.
+  coupler then holds position / zeroes velocities. The goal, cancel and result services hold GOAL_QUEUE_DEPTH
+  requests (robot_core.ros.action_qos), so a burst of goals is answered in full.
 * ``~/status`` (std_srvs/Trigger): JSON with type, kind, goal state and message, parameters and the latest
   derived data (e.g. TouchContact's wrench, rank and unobservable directions).
 * Contact types (CS, TC) publish ``~/wrench`` (geometry_msgs/WrenchStamped in the contact frame, for RViz) and
@@ -37,6 +38,7 @@ from std_srvs.srv import Trigger
 
 from robot_core.rbc.errors import RbcError
 from robot_core.rbc.instance import ABORTED, ACTIVE, CANCELED, SUCCEEDED, ParamSpec, RbcInstance
+from robot_core.ros.action_qos import deep_action_queues
 from robot_core.ros.rbc_messages import action_for, derived_messages, jsonable
 
 CONTACT_TYPES = ("CS", "TC")
@@ -70,7 +72,7 @@ class InstanceNode(Node):
             self._action = ActionServer(
                 self, self._spec.action_type(), f"~/{self._spec.suffix}", execute_callback=self._execute,
                 goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
-                callback_group=self._group)
+                callback_group=self._group, **deep_action_queues())
         self.create_service(Trigger, "~/status", self._on_status, callback_group=self._group)
         self._wrench_pub = self._wrench_base_pub = None
         if inst.TYPE_NAME in CONTACT_TYPES:

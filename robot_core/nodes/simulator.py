@@ -21,7 +21,8 @@ time; reliable, keep-last 10, so both sensor-data (best-effort) and default subs
 ``/clock`` (rosgraph_msgs/Clock, reliable keep-last 1, which also serves best-effort TimeSource subscribers);
 ``/tf`` (tf2_msgs/TFMessage, one transform per non-fixed joint, parent link -> child link, plus world_frame ->
 root for a floating base); ``/tf_static`` (every fixed joint, transient local); the robot description
-(std_msgs/String, transient local); ``~/status`` (robot_core_interfaces/SimulatorStatus); ``~/events``
+(std_msgs/String, transient local); ``~/status`` (robot_core_interfaces/SimulatorStatus: time, steps, real-time
+factor, paused, and the divergence resets so far, the sim time of the last one and the newest event line); ``~/events``
 (std_msgs/String, reliable, transient local, depth 10: one line per event a client must not miss -- a divergence
 and its automatic reset, the command watchdog stopping joints -- also logged).
 
@@ -155,6 +156,10 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._step_request: _StepRequest | None = None
         self._last_command = time.monotonic()  # wall time of the last accepted command message (executor thread)
         self._watchdog_tripped = False  # simulation thread: stopped joints since the last command
+        # for ~/status: (divergence resets so far, sim time ns of the last one), replaced whole by the simulation
+        # thread so the status timer never sees half an update; and the newest ~/events line
+        self._divergences = (0, 0)
+        self._last_event = ""
         self.ready = threading.Event()
 
         self._js_pub = self.create_publisher(JointState, p["joint_states_topic"], STATE_QOS)
@@ -393,6 +398,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._log.warning(text)
         else:
             self._log.error(text)
+        self._last_event = text
         self._events_pub.publish(String(data=text))
 
     def _mujoco_warning(self, text: str) -> None:
@@ -452,6 +458,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
         try:
             engine.step(n)
         except PhysicsDivergedError as exc:
+            at_ns = round(exc.time * 1e9) if math.isfinite(exc.time) else self._snapshot[1]
+            self._divergences = (self._divergences[0] + 1, at_ns)
             self._commands.clear()
             self._after_jump()
             self._interrupt_step("a divergence")
@@ -553,6 +561,10 @@ class SimulatorNode(ReadOnlyReasons, Node):
             msg.real_time_factor = 0.0
         msg.target_real_time_factor = float(self._pacer.real_time_factor)
         msg.paused = bool(self._paused)
+        divergences, divergence_ns = self._divergences
+        msg.divergence_count = divergences
+        msg.last_divergence_time = _time_msg(divergence_ns)
+        msg.last_event = self._last_event
         self._status_pub.publish(msg)
 
     # ------------------------------------------------------------------ commands

@@ -10,8 +10,8 @@
 * ``~/controller_state`` (control_msgs/JointTrajectoryControllerState) every update.
 * service ``~/query_state`` (control_msgs/srv/QueryTrajectoryState).
 
-The action's goal, cancel and result services hold GOAL_QUEUE_DEPTH requests (rclpy's default is 10): a burst of
-goals is answered in full, each new one preempting the one before.
+The action's goal, cancel and result services hold GOAL_QUEUE_DEPTH requests (robot_core.ros.action_qos; rclpy's
+default is 10): a burst of goals is answered in full, each new one preempting the one before.
 
 Each action goal's execute callback blocks one executor thread (reentrant group) until the core reports its
 result; results are collected from the core's ``poll_results`` and handed to the right goal.
@@ -40,10 +40,9 @@ from robot_core.control.lifecycle import State
 from robot_core.control.trajectory import JointTrajectory, TrajectoryPoint
 from robot_core.nodes.controllers.base import ControllerAdapter
 from robot_core.ros import ros_conversions as conv
+from robot_core.ros.action_qos import deep_action_queues
 from robot_core.ros.message_templates import JtcStateBytes
 from robot_core.ros.parameters import parameter_value
-
-GOAL_QUEUE_DEPTH = 100  # goal / cancel / result requests the action server holds (rclpy's default: 10)
 
 
 def trajectory_from_msg(msg: Any) -> JointTrajectory:
@@ -117,7 +116,6 @@ class JointTrajectoryAdapter(ControllerAdapter):
         from control_msgs.srv import QueryTrajectoryState
         from rclpy.action import ActionServer
         from rclpy.callback_groups import ReentrantCallbackGroup
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
         from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
         self._results: dict[int, GoalResult] = {}
@@ -131,14 +129,11 @@ class JointTrajectoryAdapter(ControllerAdapter):
                                                  callback_group=group), self.node.destroy_subscription)
         self.track(self.node.create_service(QueryTrajectoryState, "~/query_state", self._on_query_state,
                                             callback_group=group), self.node.destroy_service)
-        # rclpy's default service queues keep 10 requests: of a burst of goals (a client replanning fast, a
-        # script sending many) all but 10 were lost unanswered. The server takes one request per wake-up.
-        burst = QoSProfile(depth=GOAL_QUEUE_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
+        # deep goal / result / cancel queues (robot_core.ros.action_qos): a burst of goals is answered in full
         server = ActionServer(self.node, FollowJointTrajectory, "~/follow_joint_trajectory",
                               execute_callback=self._execute, goal_callback=self._on_goal,
                               cancel_callback=self._on_cancel, callback_group=group,
-                              goal_service_qos_profile=burst, result_service_qos_profile=burst,
-                              cancel_service_qos_profile=burst)
+                              **deep_action_queues())
         self.track(server, self._close_action_server)
 
     # ------------------------------------------------------------------ action
