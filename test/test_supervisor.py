@@ -48,6 +48,21 @@ def test_children_get_own_groups_marker_and_output(tmp_path):
     assert processes_with_marker(sup.marker) == []
 
 
+def test_children_stop_on_sigint_even_when_the_supervisor_ignores_it(tmp_path):
+    """A background job of a script starts with SIGINT ignored, and an ignored signal survives execve: the children
+    must still get SIGINT's default action back, or stop_all's SIGINT would not stop them."""
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    lines: list[tuple[str, str]] = []
+    sup = Supervisor(sink=lambda n, line: lines.append((n, line)), log_dir=tmp_path, marker=_marker())
+    try:
+        sup.start("polite", [sys.executable, "-c", POLITE])
+        wait_for(lambda: ("polite", "polite up") in lines, 20, "child output")
+    finally:
+        signal.signal(signal.SIGINT, old)
+        codes = sup.stop_all(timeout=10)
+    assert codes == {"polite": 0} and ("polite", "bye") in lines
+
+
 def test_stop_all_escalates_and_takes_grandchildren():
     sup = Supervisor(marker=_marker())
     try:

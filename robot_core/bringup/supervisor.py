@@ -35,11 +35,14 @@ _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # SIGTERM blocked (see Supervisor.start): a robot_core node script keeps them blocked across execve and
 # unblocks them once its own handlers are in (robot_core.ros.node_main.guard_start_up), so a stop during its
 # start-up is held back and then handled, instead of raising KeyboardInterrupt in the middle of an import;
-# any other program gets them unblocked here.
+# any other program gets them unblocked here. Both get their default action back first: an ignored SIGINT survives
+# execve, and a supervisor started as a background job of a script (which ignores SIGINT) would otherwise start
+# children that the SIGINT of stop_all cannot stop.
 _SHIM = (
     "import ctypes,os,signal,sys\n"
     "ctypes.CDLL(None,use_errno=True).prctl(1,signal.SIGTERM)\n"
     "os.getppid()==int(os.environ.pop('" + _PARENT_ENV + "'))or os._exit(1)\n"
+    "[signal.signal(s,signal.SIG_DFL)for s in(signal.SIGINT,signal.SIGTERM)]\n"
     "os.path.basename(sys.argv[1])in" + repr(tuple(sorted(NODE_SCRIPTS))) + "or "
     "signal.pthread_sigmask(signal.SIG_UNBLOCK,(signal.SIGINT,signal.SIGTERM))\n"
     "os.execvp(sys.argv[1],sys.argv[1:])\n"

@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,9 @@ def spin_while(executor: Any, keep_going: Callable[[], bool], log: Callable[[str
             text = str(exc)
             if "destruction was requested" not in text and "_lock" not in text:
                 log(f"executor: {type(exc).__name__}: {exc}")
+            # The next pass would fail at once again while the thread changing the entity waits for the GIL;
+            # a moment's sleep lets it finish instead of spinning on the same error.
+            time.sleep(0.002)
 
 
 def run_node(name: str, build: Callable[[], Any], *, args: Sequence[str] | None = None, label: str = "",
