@@ -38,7 +38,7 @@ from std_srvs.srv import Trigger
 
 from robot_core.rbc.errors import RbcError
 from robot_core.rbc.instance import ABORTED, ACTIVE, CANCELED, SUCCEEDED, ParamSpec, RbcInstance
-from robot_core.ros.action_qos import deep_action_queues
+from robot_core.ros.action_qos import action_server_options
 from robot_core.ros.rbc_messages import action_for, derived_messages, jsonable
 
 CONTACT_TYPES = ("CS", "TC")
@@ -72,7 +72,7 @@ class InstanceNode(Node):
             self._action = ActionServer(
                 self, self._spec.action_type(), f"~/{self._spec.suffix}", execute_callback=self._execute,
                 goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
-                callback_group=self._group, **deep_action_queues())
+                **action_server_options())
         self.create_service(Trigger, "~/status", self._on_status, callback_group=self._group)
         self._wrench_pub = self._wrench_base_pub = None
         if inst.TYPE_NAME in CONTACT_TYPES:

@@ -40,7 +40,7 @@ from robot_core.control.lifecycle import State
 from robot_core.control.trajectory import JointTrajectory, TrajectoryPoint
 from robot_core.nodes.controllers.base import ControllerAdapter
 from robot_core.ros import ros_conversions as conv
-from robot_core.ros.action_qos import deep_action_queues
+from robot_core.ros.action_qos import action_server_options
 from robot_core.ros.message_templates import JtcStateBytes
 from robot_core.ros.parameters import parameter_value
 
@@ -129,11 +129,11 @@ class JointTrajectoryAdapter(ControllerAdapter):
                                                  callback_group=group), self.node.destroy_subscription)
         self.track(self.node.create_service(QueryTrajectoryState, "~/query_state", self._on_query_state,
                                             callback_group=group), self.node.destroy_service)
-        # deep goal / result / cancel queues (robot_core.ros.action_qos): a burst of goals is answered in full
+        # deep goal / result / cancel queues taken in arrival order (robot_core.ros.action_qos): a burst of goals is
+        # answered in full and the newest wins
         server = ActionServer(self.node, FollowJointTrajectory, "~/follow_joint_trajectory",
                               execute_callback=self._execute, goal_callback=self._on_goal,
-                              cancel_callback=self._on_cancel, callback_group=group,
-                              **deep_action_queues())
+                              cancel_callback=self._on_cancel, **action_server_options())
         self.track(server, self._close_action_server)
 
     # ------------------------------------------------------------------ action
