@@ -186,7 +186,8 @@ class GoalDriver:
 
     def __init__(self, client: Client):
         from control_msgs.action import FollowJointTrajectory
-        from rclpy.action import ActionClient
+
+        from robot_core.ros.action_client import ActionClient
 
         self.client = client
         self.action = ActionClient(client.node, FollowJointTrajectory,

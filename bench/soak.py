@@ -117,11 +117,12 @@ class Client:
         import rclpy
         from control_msgs.action import FollowJointTrajectory
         from controller_manager_msgs.srv import ListControllers
-        from rclpy.action import ActionClient
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.signals import SignalHandlerOptions
         from sensor_msgs.msg import JointState
+
+        from robot_core.ros.action_client import ActionClient
 
         self.context = Context()
         rclpy.init(context=self.context, signal_handler_options=SignalHandlerOptions.NO)

@@ -232,7 +232,7 @@ class Goal:
     """One action goal: acceptance, feedback, result."""
 
     def __init__(self, client: Client, action: Any, name: str, goal: Any):
-        from rclpy.action import ActionClient
+        from robot_core.ros.action_client import ActionClient
 
         self.ac = ActionClient(client.node, action, name)
         assert self.ac.wait_for_server(timeout_sec=30), f"action {name} not available"

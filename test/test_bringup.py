@@ -37,9 +37,10 @@ def test_bringup_serves_the_listed_calls_and_stops_cleanly(ros, processes, mode)
     from builtin_interfaces.msg import Duration
     from control_msgs.action import FollowJointTrajectory
     from controller_manager_msgs.srv import ListControllers
-    from rclpy.action import ActionClient
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectoryPoint
+
+    from robot_core.ros.action_client import ActionClient
 
     marker = f"test-bringup-{mode}-{uuid.uuid4().hex}"
     proc = NodeProcess.console_script("robot-core", "bringup", "--mode", mode, "--headless",

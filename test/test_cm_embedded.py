@@ -48,7 +48,8 @@ def goal_at(stamp: float):
 def run_once(ros, tag: str) -> tuple[dict[int, tuple[float, ...]], list[float]]:
     """One embedded manager: spawn while paused, queue a goal stamped at t = 0.5 s, resume, record."""
     from control_msgs.action import FollowJointTrajectory
-    from rclpy.action import ActionClient
+
+    from robot_core.ros.action_client import ActionClient
 
     procs: list[NodeProcess] = []
     try:

@@ -17,8 +17,9 @@ JOINTS = ["joint1", "joint2"]
 def test_gravity_compensation_holds_and_computed_torque_tracks(ros, processes):
     from builtin_interfaces.msg import Duration
     from control_msgs.action import FollowJointTrajectory
-    from rclpy.action import ActionClient
     from trajectory_msgs.msg import JointTrajectoryPoint
+
+    from robot_core.ros.action_client import ActionClient
 
     start_controller_manager(processes, "hardware_mode:=embedded",
                              f"robot_description_file:={REPO / 'urdf' / 'planar2.urdf'}",

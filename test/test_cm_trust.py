@@ -65,8 +65,9 @@ class Client:
         import rclpy
         from control_msgs.action import FollowJointTrajectory
         from controller_manager_msgs.msg import ControllerManagerActivity
-        from rclpy.action import ActionClient
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+        from robot_core.ros.action_client import ActionClient
 
         # The action client is built before the executor spins the node: rclpy registers it with the node before
         # its constructor finished, and an executor reading it then dies ("'ActionClient' object has no

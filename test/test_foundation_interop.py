@@ -24,8 +24,9 @@ def peer(processes):
 def test_follow_joint_trajectory_goal_feedback_and_result(ros, peer):
     from builtin_interfaces.msg import Duration
     from control_msgs.action import FollowJointTrajectory
-    from rclpy.action import ActionClient
     from trajectory_msgs.msg import JointTrajectoryPoint
+
+    from robot_core.ros.action_client import ActionClient
 
     node = ros.node("fjt_client")
     client = ActionClient(node, FollowJointTrajectory, "/peer/follow_joint_trajectory")

@@ -130,8 +130,9 @@ class Arm:
 
     def __init__(self, ros, controller: str):
         from control_msgs.action import FollowJointTrajectory
-        from rclpy.action import ActionClient
         from robot_core_interfaces.srv import ApplyWrench
+
+        from robot_core.ros.action_client import ActionClient
 
         self.node = ros.node("jtc_command_interfaces_client")
         self.joints = list(CONTROLLERS[controller]["ros__parameters"]["joints"])

@@ -44,7 +44,8 @@ class Jtc:
 
     def __init__(self, ros):
         from control_msgs.action import FollowJointTrajectory
-        from rclpy.action import ActionClient
+
+        from robot_core.ros.action_client import ActionClient
 
         self.node = ros.node("jtc_test_client")
         self.client = ActionClient(self.node, FollowJointTrajectory,

@@ -83,9 +83,10 @@ def test_bringup_launch_file_brings_the_graph_up(ros, processes, mode):
     from builtin_interfaces.msg import Duration
     from control_msgs.action import FollowJointTrajectory
     from controller_manager_msgs.srv import ListControllers
-    from rclpy.action import ActionClient
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectoryPoint
+
+    from robot_core.ros.action_client import ActionClient
 
     marker = f"test-launch-{mode}-{uuid.uuid4().hex}"
     launch_args = [f"mode:={mode}", "headless:=true"]

@@ -249,7 +249,8 @@ class FollowJointTrajectoryHandle:
 
     def __init__(self, node: Any, controller: str, action_ns: str):
         from control_msgs.action import FollowJointTrajectory
-        from rclpy.action import ActionClient
+
+        from robot_core.ros.action_client import ActionClient
 
         self.action_name = f"{controller}/{action_ns}"
         self.client = ActionClient(node, FollowJointTrajectory, self.action_name)

@@ -126,9 +126,10 @@ def test_a_burst_of_reach_goals_is_answered_in_full(client, ros):
     """rclpy's default goal service keeps 10 requests: of 30 goals sent back-to-back most were lost unanswered
     and their clients waited forever. Every goal gets an answer; each accepted one preempts the one before."""
     import rclpy
-    from rclpy.action import ActionClient
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from robot_core_interfaces.action import JointReach
+
+    from robot_core.ros.action_client import ActionClient
 
     client.create("JR", "JRB", joints=["joint1"], kp=3.0)
     # Deep queues on the client side too, so only the server can lose a goal. The action client is built

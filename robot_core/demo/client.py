@@ -160,7 +160,7 @@ class ActionRun:
     """Send one action goal, wait for its result with periodic progress lines."""
 
     def __init__(self, demo: DemoNode, action_type: Any, name: str):
-        from rclpy.action import ActionClient
+        from robot_core.ros.action_client import ActionClient
 
         self.demo = demo
         self.client = ActionClient(demo.node, action_type, name)

@@ -1,0 +1,39 @@
+"""rclpy's ActionClient with a ``send_goal_async`` that cannot lose the server's answer.
+
+The pinned rclpy (9.1.2) registers a goal's pending future under the client's lock and then, outside the lock,
+registers a second, fresh future for the same request in its place. An answer the executor takes in between
+completes the first future, which the caller never sees: the caller's future then never completes, or its
+done-callback finds the request already gone and raises ``ValueError: list.remove(x)`` (both seen in our suite
+under a CPU hog; upstream ros2/rclpy#1123). Here one future is registered, under the lock, before the answer can
+be taken (the executor takes answers under the same lock). Every action client of robot_core and of its tests is
+this class.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rclpy.action import ActionClient as _RclpyActionClient
+from rclpy.task import Future
+
+
+class ActionClient(_RclpyActionClient):
+    def send_goal_async(self, goal: Any, feedback_callback: Any = None, goal_uuid: Any = None) -> Future:
+        """As rclpy's, with the goal's future registered once, atomically with sending the request."""
+        if not isinstance(goal, self._action_type.Goal):
+            raise TypeError(f"expected a goal of type {self._action_type.Goal}, got {type(goal)}")
+        request = self._action_type.Impl.SendGoalService.Request()
+        request.goal_id = goal_uuid if goal_uuid is not None else self._generate_random_uuid()
+        request.goal = goal
+        future: Future = Future()
+        with self._lock:
+            if feedback_callback is not None:  # before sending: feedback may come right after the answer
+                self._feedback_callbacks[bytes(request.goal_id.uuid)] = feedback_callback
+            sequence = self._client_handle.send_goal_request(request)
+            if sequence in self._pending_goal_requests:
+                raise RuntimeError(f"goal request {sequence} is already pending")
+            self._pending_goal_requests[sequence] = future
+            self._goal_sequence_number_to_goal_id[sequence] = request.goal_id
+            future.add_done_callback(self._remove_pending_goal_request)
+            self.add_future(future)
+        return future
