@@ -165,9 +165,14 @@ class TestTrust:
         # effort: joint2 driven then left alone: held where it is. Any effort takes it to its 3 rad/s velocity limit
         # at once, so it is driven away from its nearer limit (0.8 -> -2.6 rad, over a second of travel): the
         # watchdog's 0.5 s must stop it well before the limit would.
+        n = len(sim.events)
         sim.stream_until(lambda: abs(sim.velocities()["joint2"]) > 0.1, "joint2 driven by an effort",
                          names=["joint1", "joint2"], position=[q1, NAN], effort=[NAN, -3.0])
         last_command = time.monotonic()
+        # "Held" is judged by the watchdog's event and a steady position after it, not by one slow sample: against
+        # gravity, 3 N m can bring joint2 to a momentary stop on its way, which an earlier check took for the hold.
+        wait_for(lambda: any("no command for" in e and "joint2" in e for e in sim.events[n:]), 10,
+                 "the watchdog's event for joint2")
         q = sim.wait_state(lambda _, qd: abs(qd["joint2"]) < 0.02, 10, "joint2 held after the commands stopped")
         print(f"effort command: last command -> joint2 held: {time.monotonic() - last_command:.3f} s (wall)")
         assert q["joint2"] > -2.5  # not resting at its limit (-2.6)
