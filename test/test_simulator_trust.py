@@ -188,7 +188,14 @@ class TestTrust:
         res = sim.step(4_294_967_295)
         assert not res.success and "at most 1000000" in res.message, res.message
         # a long request runs in slices: other services are answered meanwhile, and a reset interrupts it
-        count0 = sim.step(0).step_count  # paused here: no status from before it counts further
+        count0 = sim.step(0).step_count
+        # The newest status may still be one from before the fixture's reset (the status comes at 10 Hz, and the
+        # fixture's reset, this pause and these two steps can all fit between two of them): its count, from the
+        # previous test's run, can be far above count0, and a reset sent on its word could reach the simulator
+        # before the step request and leave that request running uninterrupted. Statuses arrive in order, so
+        # once one from this pause is in, any later count above count0 is the step request's.
+        wait_for(lambda: sim.status[-1].paused and sim.status[-1].step_count == count0, 10,
+                 "a status from this pause")
         future = sim._clients["step"].call_async(StepSimulation.Request(steps=1_000_000))
         wait_for(lambda: sim.status[-1].step_count > count0 + 2000, 20, "the step request running")
         start = time.monotonic()
