@@ -56,7 +56,8 @@ class TransmissionSet:
 
     @staticmethod
     def from_robot_transmissions(transmissions: Sequence) -> TransmissionSet:
-        """Build from RobotModel.transmissions; only single-joint/single-actuator SimpleTransmissions."""
+        """Build from RobotModel.transmissions (either URDF form); only single-joint/single-actuator
+        SimpleTransmissions; the offset is the joint's (ros2_control's form only)."""
         out = []
         for tr in transmissions:
             if tr.type not in SIMPLE_TRANSMISSION_TYPES:
@@ -66,7 +67,8 @@ class TransmissionSet:
                 raise ControlError(f"transmission '{tr.name}': a SimpleTransmission needs exactly one joint and "
                                    f"one actuator")
             out.append(SimpleTransmission(tr.joints[0].name, tr.actuators[0].name,
-                                          float(tr.actuators[0].mechanical_reduction)))
+                                          float(tr.actuators[0].mechanical_reduction),
+                                          float(getattr(tr.joints[0], "offset", 0.0))))
         return TransmissionSet(out)
 
     def __bool__(self) -> bool:

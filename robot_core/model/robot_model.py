@@ -257,8 +257,12 @@ class Joint:
 
 @dataclass
 class TransmissionJoint:
+    """A joint of a transmission; ``offset`` and ``role`` come from the ``<ros2_control>`` form only."""
+
     name: str
     hardware_interfaces: list[str] = field(default_factory=list)
+    offset: float = 0.0
+    role: str = ""
 
 
 @dataclass
@@ -266,15 +270,21 @@ class TransmissionActuator:
     name: str
     mechanical_reduction: float = 1.0
     hardware_interfaces: list[str] = field(default_factory=list)
+    role: str = ""
 
 
 @dataclass
 class Transmission:
+    """A ``<transmission>``: the ROS 1 form at the top of the URDF, or ros2_control's form inside a
+    ``<ros2_control>`` block (then ``ros2_control`` names that block). Either way the reduction that applies is
+    ``actuators[0].mechanical_reduction``."""
+
     name: str
     type: str = "transmission_interface/SimpleTransmission"
     joints: list[TransmissionJoint] = field(default_factory=list)
     actuators: list[TransmissionActuator] = field(default_factory=list)
     source: SourceRef = field(default_factory=SourceRef)
+    ros2_control: str = ""
 
 
 @dataclass

@@ -50,6 +50,10 @@ from robot_core.model.urdf_conventions import SHAPE_ATTRIBUTE, STAND_IN_ELEMENT,
 GEOMETRY_KINDS = ("box", "cylinder", "sphere", "mesh", "capsule")
 _TRUE = ("true", "1", "yes", "on")
 _FALSE = ("false", "0", "no", "off", "")
+# ros2_control's transmission_interface plugins; only SimpleTransmission is simulated (see physics/actuation.py).
+KNOWN_TRANSMISSION_PLUGINS = ("transmission_interface/SimpleTransmission",
+                              "transmission_interface/DifferentialTransmission",
+                              "transmission_interface/FourBarLinkageTransmission")
 
 
 def parse_xml(text: str | bytes, source_file: str = "<string>") -> tuple[ET.Element, dict[ET.Element, int]]:
@@ -171,9 +175,12 @@ class _UrdfReader:
             _add_unique(model.links, self.link(el, model, inline_materials), "link")
         for el in root.findall("joint"):
             _add_unique(model.joints, self.joint(el), "joint")
-        model.transmissions = self.known_transmissions(model, [self.transmission(el)
-                                                               for el in root.findall("transmission")])
+        ros1 = [self.transmission(el) for el in root.findall("transmission")]
         model.ros2_control = [self.ros2_control(el) for el in root.findall("ros2_control")]
+        ros2 = [self.ros2_control_transmission(t, block.name)
+                for el, block in zip(root.findall("ros2_control"), model.ros2_control, strict=True)
+                for t in el.findall("transmission")]
+        model.transmissions = self.known_transmissions(model, self.one_per_joint(ros1, ros2))
         self.apply_initial_values(model)
         if self.unresolved:
             shown = ", ".join(f"'{f}' ({r})" for f, r in self.unresolved[:3])
@@ -402,6 +409,68 @@ class _UrdfReader:
             trans.actuators.append(TransmissionActuator(self.required_attr(a, "name", aw), reduction,
                                                         self.hardware_interfaces(a)))
         return trans
+
+    def ros2_control_transmission(self, el: ET.Element, block: str) -> Transmission:
+        """ros2_control's own form: ``<plugin>``, ``<actuator name role>``, ``<joint name role>`` holding
+        ``<mechanical_reduction>`` and ``<offset>``. Like ros2_control's SimpleTransmission the joint's reduction
+        applies; one written under ``<actuator>`` (or the transmission) instead is taken, with a warning."""
+        name = self.required_attr(el, "name", f"ros2_control '{block}' <transmission>")
+        where = f"ros2_control '{block}' transmission '{name}'"
+        ref = self.ref(el, where)
+        plugin_el = el.find("plugin")
+        if plugin_el is None:
+            plugin_el = el.find("type")
+        plugin = (plugin_el.text or "").strip() if plugin_el is not None else ""
+        trans = Transmission(name=name, type=plugin, source=ref, ros2_control=block)
+        joint_reduction: float | None = None
+        for j in el.findall("joint"):
+            jw = f"{where} <joint>"
+            offset_el = j.find("offset")
+            offset = 0.0 if offset_el is None else self.parse_number(offset_el.text or "", offset_el, "<offset>", jw)
+            trans.joints.append(TransmissionJoint(self.required_attr(j, "name", jw), self.hardware_interfaces(j),
+                                                  offset, j.get("role", "")))
+            if joint_reduction is None:
+                joint_reduction = self.reduction(j, jw)
+        other = self.reduction(el, where)
+        for a in el.findall("actuator"):
+            aw = f"{where} <actuator>"
+            trans.actuators.append(TransmissionActuator(self.required_attr(a, "name", aw), 1.0,
+                                                        self.hardware_interfaces(a), a.get("role", "")))
+            if other is None:
+                other = self.reduction(a, aw)
+        reduction = joint_reduction
+        if reduction is None and other is not None:
+            validation.warn(f"<mechanical_reduction> {other:g} is not under <joint> (where ros2_control's "
+                            "SimpleTransmission reads it); taken as the joint's reduction", ref)
+            reduction = other
+        elif reduction is not None and other is not None and other not in (1.0, reduction):
+            validation.warn(f"the joint's <mechanical_reduction> {reduction:g} applies; {other:g} under "
+                            "<actuator> is ignored, as ros2_control ignores it", ref)
+        for act in trans.actuators:
+            act.mechanical_reduction = 1.0 if reduction is None else reduction
+        if plugin not in KNOWN_TRANSMISSION_PLUGINS:
+            shown = f"plugin '{plugin}'" if plugin else "no <plugin>"
+            validation.warn(f"{shown} is not a transmission robot_core knows ({', '.join(KNOWN_TRANSMISSION_PLUGINS)})"
+                            "; transmission ignored, its joints are driven directly", ref)
+            trans.joints = []
+        return trans
+
+    @staticmethod
+    def one_per_joint(ros1: list[Transmission], ros2: list[Transmission]) -> list[Transmission]:
+        """Descriptions often keep their ROS 1 ``<transmission>`` next to the ``<ros2_control>`` one for the same
+        joint; the ros2_control one wins (with a warning), so each joint has one transmission."""
+        claimed = {j.name: t for t in ros2 for j in t.joints}
+        kept = []
+        for trans in ros1:
+            twins = [(j.name, claimed[j.name]) for j in trans.joints if j.name in claimed]
+            if twins:
+                joint, twin = twins[0]
+                validation.warn(f"joint '{joint}' also has transmission '{twin.name}' in <ros2_control> "
+                                f"'{twin.ros2_control}' (line {twin.source.line}); that one applies, this one is "
+                                "ignored", trans.source)
+                continue
+            kept.append(trans)
+        return kept + [t for t in ros2 if t.joints]
 
     @staticmethod
     def known_transmissions(model: RobotModel, transmissions: list[Transmission]) -> list[Transmission]:

@@ -168,6 +168,20 @@ def _joint(parent: ET.Element, joint: Joint) -> None:
         _rbc(el, node)
 
 
+def _ros2_control_transmission(parent: ET.Element, trans: Transmission) -> None:
+    """ros2_control's form, inside its block: the reduction and offset under the joint."""
+    el = _sub(parent, "transmission", name=trans.name)
+    _sub(el, "plugin").text = trans.type
+    reduction = trans.actuators[0].mechanical_reduction if trans.actuators else 1.0
+    for a in trans.actuators:
+        _sub(el, "actuator", name=a.name, **({"role": a.role} if a.role else {}))
+    for j in trans.joints:
+        je = _sub(el, "joint", name=j.name, **({"role": j.role} if j.role else {}))
+        _sub(je, "mechanical_reduction").text = fmt(reduction)
+        if j.offset:
+            _sub(je, "offset").text = fmt(j.offset)
+
+
 def _transmission(parent: ET.Element, trans: Transmission) -> None:
     el = _sub(parent, "transmission", name=trans.name)
     _sub(el, "type").text = trans.type
@@ -209,7 +223,7 @@ def _component(parent: ET.Element, tag: str, item: Ros2ControlJoint | Ros2Contro
     _params(el, item.params)
 
 
-def _ros2_control(parent: ET.Element, block: Ros2Control) -> None:
+def _ros2_control(parent: ET.Element, block: Ros2Control, transmissions: list[Transmission]) -> None:
     el = _sub(parent, "ros2_control", name=block.name, type=block.type)
     hw = _sub(el, "hardware")
     _sub(hw, "plugin").text = block.plugin
@@ -217,6 +231,8 @@ def _ros2_control(parent: ET.Element, block: Ros2Control) -> None:
     for tag, items in (("joint", block.joints), ("sensor", block.sensors), ("gpio", block.gpios)):
         for item in items:
             _component(el, tag, item)
+    for trans in transmissions:
+        _ros2_control_transmission(el, trans)
 
 
 def _warn_about_initial_positions(model: RobotModel) -> None:
@@ -243,9 +259,11 @@ def write_urdf(model: RobotModel) -> str:
         _link(root, link, model)
     for joint in model.joints.values():
         _joint(root, joint)
+    blocks = {b.name for b in model.ros2_control}
     for trans in model.transmissions:
-        _transmission(root, trans)
+        if trans.ros2_control not in blocks:
+            _transmission(root, trans)
     for block in model.ros2_control:
-        _ros2_control(root, block)
+        _ros2_control(root, block, [t for t in model.transmissions if t.ros2_control == block.name])
     ET.indent(root, "  ")
     return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

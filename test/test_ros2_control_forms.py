@@ -1,0 +1,110 @@
+"""ros2_control blocks as real descriptions write them (issue #15): ros2_control's own transmission form, the
+simulation hardware plugins of Gazebo / MuJoCo / mock components, per-joint servo gains and acceleration commands.
+
+Unit tests against the ROS-free cores; the DDS check of a gz_ros2_control robot is test_cm_sim_plugins.py.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from robot_files import DATA_URDF
+
+from robot_core.control.hardware import HardwareInfo
+from robot_core.model import RobotModelWarning, load_robot
+from robot_core.model.urdf_reader import read_urdf
+from robot_core.model.urdf_writer import write_urdf
+from robot_core.physics.engine import PhysicsEngine
+
+RRBOT = DATA_URDF / "rrbot_transmissions.urdf"
+RRBOT_ROS1 = DATA_URDF / "rrbot_transmissions_ros1.urdf"
+EDGE_CASES = DATA_URDF / "transmission_ros2_control.urdf"
+
+
+def quiet_load(path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RobotModelWarning)
+        return load_robot(str(path))
+
+
+def mapping(robot):
+    """(transmission, joint, actuator, reduction, offset) of every transmission, the form left out."""
+    return [(t.name, t.type, t.joints[0].name, t.actuators[0].name, t.actuators[0].mechanical_reduction,
+             t.joints[0].offset) for t in robot.transmissions]
+
+
+# --- ros2_control's transmission form ---------------------------------------------------------------------------
+def test_ros2_control_form_reads_like_the_ros1_form():
+    new, old = quiet_load(RRBOT), quiet_load(RRBOT_ROS1)
+    assert mapping(new) == mapping(old) == [
+        ("transmission1", "transmission_interface/SimpleTransmission", "joint1", "actuator1", 20.0, 0.0),
+        ("transmission2", "transmission_interface/SimpleTransmission", "joint2", "actuator2", -50.0, 0.0)]
+    t = new.transmissions[0]
+    assert t.ros2_control == "GazeboSimSystem" and old.transmissions[0].ros2_control == ""
+    assert (t.joints[0].role, t.actuators[0].role) == ("joint1", "actuator1")
+    assert t.source.line == 58 and "transmission 'transmission1'" in t.source.element
+    # The controller manager's view: the same actuator names and reductions.
+    sets = [HardwareInfo.from_ros2_control(r.ros2_control[0], r).transmissions for r in (new, old)]
+    assert sets[0].items == sets[1].items
+    assert sets[0].actuator_name("joint2") == "actuator2"
+
+
+def test_ros2_control_form_simulates_like_the_ros1_form():
+    runs = []
+    for path in (RRBOT, RRBOT_ROS1):
+        eng = PhysicsEngine(quiet_load(path))
+        eng.set_command("joint1", position=0.4)
+        eng.set_command("joint2", effort=3.0)
+        eng.step(300)
+        runs.append(eng)
+    new, old = runs
+    assert np.array_equal(new.positions(), old.positions())
+    assert list(new.model.actuator_gear[:2, 0]) == list(old.model.actuator_gear[:2, 0]) == [20.0, -50.0]
+    # The reduction is applied to the effort: the motor gives joint effort / reduction.
+    ratio = new.efforts() / new.actuator_efforts()
+    assert ratio == pytest.approx([20.0, -50.0])
+
+
+def test_reduction_under_actuator_offset_unknown_plugin_unknown_joint_and_twins():
+    with pytest.warns(RobotModelWarning) as record:
+        robot = load_robot(str(EDGE_CASES))
+    texts = [str(w.message) for w in record]
+    assert mapping(robot) == [("t1", "transmission_interface/SimpleTransmission", "j1", "motor1", 2.0, 0.25),
+                              ("t2", "transmission_interface/SimpleTransmission", "j2", "motor2", 40.0, 0.0)]
+
+    def one(*words):
+        hits = [t for t in texts if all(w in t for w in words)]
+        assert len(hits) == 1, (words, texts)
+        return hits[0]
+
+    assert one("transmission 't2'", "not under <joint>").startswith(f"{EDGE_CASES}:33:")
+    assert one("'my_vendor/HarmonicDriveTransmission'", "transmission 't3'", "ignored").startswith(
+        f"{EDGE_CASES}:40:")
+    assert one("'j4_removed'", "transmission 't4'", "do not exist").startswith(f"{EDGE_CASES}:45:")
+    assert one("'legacy_j1'", "'t1'", "line 25").startswith(f"{EDGE_CASES}:13:")
+    info = HardwareInfo.from_ros2_control(robot.ros2_control[0], robot)
+    t1 = info.transmissions.by_joint["j1"]
+    assert (t1.actuator, t1.reduction, t1.offset) == ("motor1", 2.0, 0.25)
+    assert t1.actuator_to_joint(1.0, 0.0, 0.0)[0] == pytest.approx(1.0 / 2.0 + 0.25)
+
+
+def test_both_reductions_given_the_joints_applies():
+    text = EDGE_CASES.read_text().replace('<actuator name="motor1" role="actuator1"/>',
+                                          '<actuator name="motor1" role="actuator1">'
+                                          '<mechanical_reduction>9</mechanical_reduction></actuator>')
+    with pytest.warns(RobotModelWarning, match=r"transmission 't1'.*reduction> 2 applies; 9 under <actuator> is "
+                                               r"ignored"):
+        robot = read_urdf(text, "both.urdf")
+    assert robot.transmissions[0].actuators[0].mechanical_reduction == 2.0
+
+
+def test_writer_keeps_the_ros2_control_form_in_its_block():
+    robot = quiet_load(RRBOT)
+    text = write_urdf(robot)
+    assert text.index("<ros2_control") < text.index('<transmission name="transmission1">')
+    assert "<plugin>transmission_interface/SimpleTransmission</plugin>" in text
+    again = read_urdf(text, "again.urdf")
+    assert mapping(again) == mapping(robot)
+    assert [t.ros2_control for t in again.transmissions] == ["GazeboSimSystem"] * 2
