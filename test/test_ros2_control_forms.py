@@ -6,13 +6,18 @@ Unit tests against the ROS-free cores; the DDS check of a gz_ros2_control robot 
 
 from __future__ import annotations
 
+import logging
 import warnings
 
 import numpy as np
 import pytest
 from robot_files import DATA_URDF
 
-from robot_core.control.hardware import HardwareInfo
+from robot_core.control.errors import ControlError
+from robot_core.control.generic_system import GenericSystem
+from robot_core.control.hardware import IN_PROCESS_PLUGIN, HardwareInfo
+from robot_core.control.manager import ControllerManagerCore
+from robot_core.control.topic_based import TopicBasedComponent
 from robot_core.model import RobotModelWarning, load_robot
 from robot_core.model.urdf_reader import read_urdf
 from robot_core.model.urdf_writer import write_urdf
@@ -108,3 +113,44 @@ def test_writer_keeps_the_ros2_control_form_in_its_block():
     again = read_urdf(text, "again.urdf")
     assert mapping(again) == mapping(robot)
     assert [t.ros2_control for t in again.transmissions] == ["GazeboSimSystem"] * 2
+
+
+# --- simulation hardware plugins ------------------------------------------------------------------------------
+@pytest.mark.parametrize("plugin, kind", [
+    ("gz_ros2_control/GazeboSimSystem", TopicBasedComponent),
+    ("ign_ros2_control/IgnitionSystem", TopicBasedComponent),
+    ("gazebo_ros2_control/GazeboSystem", TopicBasedComponent),
+    ("mujoco_ros2_control/MujocoSystemInterface", TopicBasedComponent),
+    ("mujoco_ros2_control/MujocoSystem", TopicBasedComponent),
+    ("topic_based_ros2_control/TopicBasedSystem", TopicBasedComponent),
+    ("mock_components/GenericSystem", GenericSystem),
+])
+def test_simulation_plugins_run_unchanged_and_say_as_what(plugin, kind, caplog):
+    text = RRBOT.read_text().replace("gz_ros2_control/GazeboSimSystem", plugin)
+    robot = read_urdf(text, "rrbot.urdf")
+    with caplog.at_level(logging.INFO, logger="robot_core.controller_manager"):
+        cm = ControllerManagerCore.from_robot(robot)
+    component = cm.components["GazeboSimSystem"]
+    assert type(component) is kind
+    lines = [r.getMessage() for r in caplog.records if "hardware component 'GazeboSimSystem'" in r.getMessage()]
+    assert len(lines) == 1
+    expected = "topic-based hardware (states from '/robot_joint_states'" if kind is TopicBasedComponent else \
+        "mock hardware whose states mirror its commands"
+    assert f"<plugin> '{plugin}' runs as {expected}" in lines[0]
+    assert set(cm.rm.command_interface_names()) >= {"joint1/position", "joint1/effort", "joint2/position",
+                                                    "joint2/effort"}
+
+
+def test_a_replaced_plugin_is_named_in_the_log(caplog):
+    robot = quiet_load(RRBOT)
+    with caplog.at_level(logging.INFO, logger="robot_core.controller_manager"):
+        ControllerManagerCore.from_robot(robot, plugin_override=IN_PROCESS_PLUGIN)
+    assert any("<plugin> 'gz_ros2_control/GazeboSimSystem' (replaced by 'robot_core/InProcessSimulator') runs as "
+               "the MuJoCo engine inside the controller manager" in r.getMessage() for r in caplog.records)
+
+
+def test_an_unknown_plugin_is_refused_by_name():
+    robot = read_urdf(RRBOT.read_text().replace("gz_ros2_control/GazeboSimSystem", "acme/ArmDriver"), "acme.urdf")
+    with pytest.raises(ControlError, match=r"hardware plugin 'acme/ArmDriver' is not available; known plugins: "
+                                           r".*gz_ros2_control/GazeboSimSystem"):
+        ControllerManagerCore.from_robot(robot)

@@ -266,17 +266,51 @@ class HardwareComponent:
         """Send command interfaces to the robot."""
 
 
+_TOPIC_BASED = "robot_core.control.topic_based:TopicBasedComponent"
+_GENERIC = "robot_core.control.generic_system:GenericSystem"
+_IN_PROCESS = "robot_core.control.in_process_simulator:InProcessSimulatorComponent"
+
+# Hardware of other simulators. A description written for one of them runs unchanged on robot_core's simulator
+# node: the block is driven over the topic-based protocol (/robot_joint_states, /robot_joint_commands), which
+# the simulator node serves; its simulator-specific <hardware> params (mujoco_model, pids_config_file, ...) have
+# nothing to configure there (per-joint gains: physics/servo_gains.py).
+SIMULATION_PLUGINS = (
+    "gz_ros2_control/GazeboSimSystem",
+    "ign_ros2_control/IgnitionSystem",
+    "gazebo_ros2_control/GazeboSystem",
+    "mujoco_ros2_control/MujocoSystemInterface",
+    "mujoco_ros2_control/MujocoSystem",
+)
+
 # plugin name -> "module:Class" (imported on first use)
 HARDWARE_PLUGINS: dict[str, str] = {
-    "topic_based_ros2_control/TopicBasedSystem": "robot_core.control.topic_based:TopicBasedComponent",
-    "joint_state_topic_hardware_interface/JointStateTopicSystem":
-        "robot_core.control.topic_based:TopicBasedComponent",
-    "robot_core/TopicBasedSystem": "robot_core.control.topic_based:TopicBasedComponent",
-    "mock_components/GenericSystem": "robot_core.control.generic_system:GenericSystem",
-    "robot_core/InProcessSimulator": "robot_core.control.in_process_simulator:InProcessSimulatorComponent",
+    "topic_based_ros2_control/TopicBasedSystem": _TOPIC_BASED,
+    "joint_state_topic_hardware_interface/JointStateTopicSystem": _TOPIC_BASED,
+    "robot_core/TopicBasedSystem": _TOPIC_BASED,
+    "mock_components/GenericSystem": _GENERIC,
+    "robot_core/InProcessSimulator": _IN_PROCESS,
+    **{name: _TOPIC_BASED for name in SIMULATION_PLUGINS},
+}
+
+# What each implementation is, for the one log line per component (plugin_report).
+_ROLES = {
+    _TOPIC_BASED: "topic-based hardware (states from '{states}', commands to '{commands}': the simulator node or a "
+                  "robot speaking topic_based_ros2_control)",
+    _GENERIC: "mock hardware whose states mirror its commands (mock_components/GenericSystem)",
+    _IN_PROCESS: "the MuJoCo engine inside the controller manager (robot_core/InProcessSimulator, lockstep)",
 }
 
 IN_PROCESS_PLUGIN = "robot_core/InProcessSimulator"
+
+
+def plugin_report(component: HardwareComponent) -> str:
+    """One line saying which implementation the block's ``<plugin>`` was taken as (logged once per component)."""
+    role = _ROLES[HARDWARE_PLUGINS[component.plugin]].format(
+        states=component.info.param("joint_states_topic", "/robot_joint_states"),
+        commands=component.info.param("joint_commands_topic", "/robot_joint_commands"))
+    written = component.info.plugin or "(none)"
+    how = "" if component.plugin == written else f" (replaced by '{component.plugin}')"
+    return f"hardware component '{component.name}': <plugin> '{written}'{how} runs as {role}"
 
 
 def component_class(plugin: str) -> type[HardwareComponent]:

@@ -68,7 +68,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from robot_core.control.controller_base import ALL_INTERFACES, Controller, ReturnType
 from robot_core.control.errors import ControlError
-from robot_core.control.hardware import HardwareComponent, HardwareInfo, create_component
+from robot_core.control.hardware import (
+    HARDWARE_PLUGINS,
+    HardwareComponent,
+    HardwareInfo,
+    create_component,
+    plugin_report,
+)
 from robot_core.control.interfaces import ResourceManager, split_interface_name
 from robot_core.control.lifecycle import State
 from robot_core.control.messages import (
@@ -177,6 +183,8 @@ class ControllerManagerCore:
                 self.declare_controller(name, spec.type, spec.params)
 
     def add_hardware_component(self, component: HardwareComponent, initial_state: State | str = State.ACTIVE) -> None:
+        if component.plugin in HARDWARE_PLUGINS:
+            self.log.info(plugin_report(component))
         with self.lock:
             self.rm.add_component(component)
             component.on_failure_change = self._on_failure_change
