@@ -154,3 +154,58 @@ def test_an_unknown_plugin_is_refused_by_name():
     with pytest.raises(ControlError, match=r"hardware plugin 'acme/ArmDriver' is not available; known plugins: "
                                            r".*gz_ros2_control/GazeboSimSystem"):
         ControllerManagerCore.from_robot(robot)
+
+
+# --- per-joint servo gains of MuJoCo descriptions -------------------------------------------------------------
+CART = DATA_URDF / "mujoco_vertical_cart.urdf"
+
+
+def cart(text: str | None = None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotModelWarning)
+        return read_urdf(text or CART.read_text(), str(CART))
+
+
+def sag_under_feed_forward(robot, effort: float = 5.0, **engine_options) -> float:
+    """Steady-state distance of the cart from its position target while pushed by an effort feed-forward:
+    effort / kp for a position servo."""
+    eng = PhysicsEngine(robot, **engine_options)
+    eng.set_command("slider_to_cart", position=0.2, effort=effort)
+    eng.step(3000)
+    assert abs(float(eng.velocities()[0])) < 1e-4
+    return float(eng.positions()[0]) - 0.2
+
+
+def test_mujoco_system_joint_params_are_the_servo_gains():
+    with pytest.warns(RobotModelWarning, match=r"mujoco_vertical_cart.urdf:22: ros2_control 'MujocoSystem' joint "
+                                               r"'slider_to_cart': <param name=\"position_ki\"> 1 has no counterpart"):
+        eng = PhysicsEngine(read_urdf(CART.read_text(), str(CART)))
+    assert eng.gains()["slider_to_cart"] == {"kp": 100.0, "kd": 10.0, "kv": 40.0}
+
+
+def test_a_stiffer_kp_in_the_description_makes_a_stiffer_servo():
+    soft = sag_under_feed_forward(cart())
+    stiff = sag_under_feed_forward(cart(CART.read_text().replace(">100<", ">400<")))
+    assert soft == pytest.approx(5.0 / 100.0, rel=1e-3)
+    assert stiff == pytest.approx(5.0 / 400.0, rel=1e-3)
+
+
+def test_the_simulators_gains_parameter_wins_over_the_description():
+    assert sag_under_feed_forward(cart(), gains={"slider_to_cart": {"kp": 250.0}}) == pytest.approx(0.02, rel=1e-3)
+
+
+def test_gain_params_of_other_plugins_are_not_servo_gains():
+    robot = cart(CART.read_text().replace("mujoco_ros2_control/MujocoSystem", "acme/ArmDriver"))
+    assert PhysicsEngine(robot).gains()["slider_to_cart"]["kp"] != 100.0
+
+
+def test_mujoco_system_interface_pid_file_gives_the_servo_gains():
+    text = CART.read_text().replace("mujoco_ros2_control/MujocoSystem<",
+                                    "mujoco_ros2_control/MujocoSystemInterface<")
+    text = text.replace("</plugin>", '</plugin>\n      <param name="pids_config_file">mujoco_pids.yaml</param>', 1)
+    with pytest.warns(RobotModelWarning, match=r"pid_gains.velocity.slider_to_cart.i = 0.1 has no counterpart"):
+        eng = PhysicsEngine(read_urdf(text, str(CART)))
+    assert eng.gains()["slider_to_cart"] == {"kp": 400.0, "kd": 20.0, "kv": 30.0}
+    missing = text.replace("mujoco_pids.yaml", "no_such_pids.yaml")
+    with pytest.warns(RobotModelWarning, match=r"pids_config_file: 'no_such_pids.yaml' not found"):
+        PhysicsEngine(read_urdf(missing, str(CART)))
