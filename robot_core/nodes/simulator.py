@@ -305,6 +305,12 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._publish_all()
         self._thread = threading.Thread(target=self._run, name="simulation", daemon=True)
         self._thread.start()
+        geared = [f"{lim.joint} {lim.reduction:g}" for lim in engine.limits if lim.reduction != 1.0]
+        if geared:
+            self._log.info(f"transmission reductions (motor effort = joint effort / reduction; commands and states "
+                           f"stay in joint space): {', '.join(geared)}")
+        if engine.description_gains:
+            self._log.info(f"servo gains from the description: {engine.description_gains}")
         self._log.info(
             f"simulator ready: robot '{robot.name}' with {len(engine.joint_names)} joints "
             f"({len(engine.actuated_joint_names)} actuated), {len(engine.link_names)} links, "

@@ -251,7 +251,8 @@ class PhysicsEngine:
         mimics = self._mimic_coupling()
         inertia = joint_inertia(model, self._data, self._act_dof, mimics)
         kp, kd, kv = default_gains(inertia, timestep, tuning)
-        apply_gain_overrides(description_gains(robot, self.actuated_joint_names), self.actuated_joint_names, kp, kd, kv)
+        self.description_gains = description_gains(robot, self.actuated_joint_names)
+        apply_gain_overrides(self.description_gains, self.actuated_joint_names, kp, kd, kv)
         apply_gain_overrides(gains, self.actuated_joint_names, kp, kd, kv)
         accel = acceleration_limits(inertia, np.array([lim.effort for lim in self.limits]), tuning)
         # Velocity guard of effort-mode joints: deadbeat for explicit integrators, 10x stiffer (still stable,
