@@ -13,12 +13,15 @@ import numpy as np
 import pytest
 from robot_files import DATA_URDF
 
+from robot_core.control import Strictness
+from robot_core.control.acceleration import AccelerationToVelocity
 from robot_core.control.errors import ControlError
 from robot_core.control.generic_system import GenericSystem
 from robot_core.control.hardware import IN_PROCESS_PLUGIN, HardwareInfo
 from robot_core.control.manager import ControllerManagerCore
 from robot_core.control.topic_based import TopicBasedComponent
 from robot_core.model import RobotModelWarning, load_robot
+from robot_core.model.robot_model import Ros2ControlInterface
 from robot_core.model.urdf_reader import read_urdf
 from robot_core.model.urdf_writer import write_urdf
 from robot_core.physics.engine import PhysicsEngine
@@ -209,3 +212,75 @@ def test_mujoco_system_interface_pid_file_gives_the_servo_gains():
     missing = text.replace("mujoco_pids.yaml", "no_such_pids.yaml")
     with pytest.warns(RobotModelWarning, match=r"pids_config_file: 'no_such_pids.yaml' not found"):
         PhysicsEngine(read_urdf(missing, str(CART)))
+
+
+# --- acceleration command interfaces --------------------------------------------------------------------------
+def test_acceleration_is_integrated_from_the_measured_velocity_and_stops_on_release():
+    acc = AccelerationToVelocity(["a", "b"], ["a/position", "a/acceleration", "b/acceleration"],
+                                 ["a/position", "a/velocity"])
+    assert acc.joints == ["a", "b"] and list(acc.rows) == [0, 1]
+    commands = np.array([np.nan, 2.0, -1.0])
+    active = np.array([False, True, True])
+    states = np.array([0.0, 0.5])  # a moves at 0.5 when its acceleration takes over; b has no velocity state
+    assert list(acc.update(commands, active, states, 0.1)) == [True, True]
+    assert acc.velocity == pytest.approx([0.5 + 0.2, -0.1])
+    acc.update(commands, active, states, 0.1)
+    assert acc.velocity == pytest.approx([0.9, -0.2])
+    active[0] = True  # a's position command is claimed as well: that commands it, acceleration is not integrated
+    commands[0] = 0.3
+    assert list(acc.update(commands, active, states, 0.1)) == [False, True]
+    assert acc.velocity[0] == pytest.approx(0.9)
+    active[2] = False  # b's acceleration released: velocity 0 goes out once, then nothing
+    assert list(acc.update(commands, active, states, 0.1)) == [False, True] and acc.velocity[1] == 0.0
+    assert list(acc.update(commands, active, states, 0.1)) == [False, False]
+
+
+def acceleration_robot():
+    """The cart with its command interfaces replaced by acceleration alone."""
+    robot = cart()
+    rc_joint = robot.ros2_control[0].joints[0]
+    rc_joint.command_interfaces = [Ros2ControlInterface("acceleration")]
+    return robot
+
+
+def test_an_acceleration_command_accelerates_the_simulated_joint():
+    cm = ControllerManagerCore.from_robot(acceleration_robot(), 500.0, plugin_override=IN_PROCESS_PLUGIN,
+                                          component_options={"timestep": 0.001})
+    assert "slider_to_cart/acceleration" in cm.rm.command_interface_names()
+    cm.load_controller("accel", "forward_command_controller/ForwardCommandController",
+                       {"joints": ["slider_to_cart"], "interface_name": "acceleration"})
+    cm.configure_controller("accel")
+    res = cm.switch_controller(["accel"], [], Strictness.STRICT)
+    assert res.ok, res.message
+    assert cm.rm.claimed_by("slider_to_cart/acceleration") == "accel"
+    sim = cm.simulator()
+    cm.controller("accel").set_command([2.0])
+    for _ in range(250):  # 0.5 s
+        cm.update(sim.sim_time, 0.002)
+    v = float(sim.engine.velocities()[0])
+    assert v == pytest.approx(2.0 * 0.5, abs=0.05)  # the velocity servo lags the reference by I / kv only
+    assert sim.engine.command_modes()["slider_to_cart"] == "velocity"
+    res = cm.switch_controller([], ["accel"], Strictness.STRICT)
+    assert res.ok, res.message
+    for _ in range(250):
+        cm.update(sim.sim_time, 0.002)
+    assert abs(float(sim.engine.velocities()[0])) < 1e-3, "released: the joint stops instead of coasting"
+
+
+def test_topic_based_hardware_sends_acceleration_as_velocity_references():
+    robot = acceleration_robot()
+    cm = ControllerManagerCore.from_robot(robot, 100.0, plugin_override="topic_based_ros2_control/TopicBasedSystem")
+    comp = cm.components["MujocoSystem"]
+    sent = []
+    comp.command_sink = sent.append
+    comp.on_joint_state(["slider_to_cart"], [0.0], [0.25], [0.0])
+    cm.load_controller("accel", "forward_command_controller/ForwardCommandController",
+                       {"joints": ["slider_to_cart"], "interface_name": "acceleration"})
+    cm.configure_controller("accel")
+    assert cm.switch_controller(["accel"], [], Strictness.STRICT).ok
+    cm.controller("accel").set_command([3.0])
+    cm.update(0.01, 0.01)
+    cm.update(0.02, 0.01)
+    assert [list(m.name) for m in sent[-2:]] == [["slider_to_cart"]] * 2
+    assert [len(m.position) for m in sent[-2:]] == [0, 0] and [len(m.effort) for m in sent[-2:]] == [0, 0]
+    assert [float(m.velocity[0]) for m in sent[-2:]] == pytest.approx([0.25 + 0.03, 0.25 + 0.06])

@@ -9,7 +9,8 @@ the manager's clock and publishes it on ``/clock``.
 
 Command modes follow the engine's rule per joint: a commanded position makes a
 position servo (velocity/effort as feed-forward), velocity alone a velocity
-servo, effort alone a pure effort. Only active (claimed or releasing) command
+servo, effort alone a pure effort; an acceleration alone is integrated into a
+velocity reference (robot_core.control.acceleration). Only active (claimed or releasing) command
 interfaces with finite values are applied; a joint nobody commands keeps its
 last command, which after a release is the hold value.
 
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from robot_core.control.acceleration import AccelerationToVelocity
 from robot_core.control.errors import ControlError
 from robot_core.control.hardware import HardwareComponent, HardwareInfo
 from robot_core.model.robot_model import RobotModel
@@ -69,9 +71,10 @@ class InProcessSimulatorComponent(HardwareComponent):
                 raise ControlError(f"hardware component '{self.name}': joint '{j.name}' has command interfaces "
                                    f"but the simulator cannot command it (mimic or passive joint)")
             for ci in j.command_names():
-                if ci not in ("position", "velocity", "effort"):
+                if ci not in ("position", "velocity", "acceleration", "effort"):
                     raise ControlError(f"hardware component '{self.name}': joint '{j.name}': command interface "
-                                       f"'{ci}' is not supported by the simulator (position, velocity, effort)")
+                                       f"'{ci}' is not supported by the simulator (position, velocity, "
+                                       f"acceleration, effort)")
         s_index = {n: i for i, n in enumerate(self.state_names)}
         self._read_maps = []
         for field, (buffer, address) in zip(("position", "velocity", "effort"), eng.state_buffers(), strict=True):
@@ -90,6 +93,8 @@ class InProcessSimulatorComponent(HardwareComponent):
         self._groups: list[tuple[list[str], np.ndarray | slice, int, np.ndarray | slice]] | None = None
         self._last_mask = b""
         self._plans: dict[bytes, list[tuple[list[str], np.ndarray | slice, tuple[np.ndarray | None, ...]]]] = {}
+        self._accel = AccelerationToVelocity(self._cmd_joints, self.command_names, self.state_names)
+        self._accel_targets: dict[bytes, tuple[list[str], Any]] = {}
         self.read(0.0, 0.0)
 
     def read(self, time: float, period: float) -> None:
@@ -151,6 +156,18 @@ class InProcessSimulatorComponent(HardwareComponent):
             groups.append((names, sel, code, self.engine.command_index(names)))
         return groups
 
+    def _apply_accelerations(self, period: float) -> None:
+        """Acceleration commands as velocity references (control/acceleration.py)."""
+        send = self._accel.update(self.commands, self.command_active, self.states, period)
+        if not send.any():
+            return
+        key = send.tobytes()
+        target = self._accel_targets.get(key)
+        if target is None:
+            names = [n for n, on in zip(self._accel.joints, send.tolist(), strict=True) if on]
+            target = self._accel_targets[key] = (names, self.engine.command_index(names))
+        self.engine.command_at(target[1], target[0], None, self._accel.velocity[send], None)
+
     def write(self, time: float, period: float) -> None:
         if self.engine is None:
             return
@@ -158,6 +175,8 @@ class InProcessSimulatorComponent(HardwareComponent):
 
         try:
             self._apply_commands()
+            if self._accel:
+                self._apply_accelerations(period)
         except CommandError as exc:
             self.fail(f"simulator rejected a command: {exc}")
             return

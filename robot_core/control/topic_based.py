@@ -40,6 +40,8 @@ Behaviour (upstream's, plus a staleness check):
   repeating its states, so it is not one either.
 * ``use_transmissions: true``: the wire speaks actuator names and actuator
   units; URDF ``<transmission>`` reductions convert both ways.
+* ``acceleration`` command interfaces: sent as velocity references integrated
+  from them (:mod:`robot_core.control.acceleration`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from robot_core.control.acceleration import AccelerationToVelocity
 from robot_core.control.errors import ControlError
 from robot_core.control.hardware import HardwareComponent, HardwareInfo
 from robot_core.control.messages import JointStateData
@@ -112,7 +115,11 @@ class TopicBasedComponent(HardwareComponent):
             self._c_layout[field] = (np.array(js, dtype=np.intp),
                                      np.array([c_names[f"{joints[k].name}/{field}"] for k in js], dtype=np.intp))
         self._c_all = np.concatenate([cs for _, cs in self._c_layout.values()])
-        self._c_other = np.concatenate([self._c_layout["velocity"][1], self._c_layout["effort"][1]])
+        # acceleration commands go out as velocity references (control/acceleration.py)
+        self._accel = AccelerationToVelocity([j.name for j in joints], self.command_names, self.state_names)
+        self._accel_send = np.zeros(len(self._accel.rows), dtype=bool)
+        self._c_other = np.concatenate([self._c_layout["velocity"][1], self._c_layout["effort"][1],
+                                        self._accel.command_indices])
         self._plan_key = b"-"
         self._plan: list[tuple[list[str], list[tuple[np.ndarray, ...] | None]]] = []
         pos_js, pos_cs = self._c_layout["position"]
@@ -224,11 +231,14 @@ class TopicBasedComponent(HardwareComponent):
         feed-forward instead of switching the joint to velocity control.
         """
         active = self.command_active[self._c_all]
-        key = active.tobytes()  # which interfaces are commanded: changes only when controllers switch
+        # which interfaces are commanded: changes only when controllers switch
+        key = active.tobytes() + self._accel_send.tobytes()
         if key != self._plan_key:
             self._plan_key = key
             self._plan = self._command_plan(active)
         commands = self.commands
+        if self._accel_send.any():  # velocity references of acceleration-commanded joints, indexed after commands
+            commands = np.concatenate((commands, self._accel.velocity))
         out: list[JointStateData] = []
         for names, fields in self._plan:
             arrays = [_NONE if f is None else (commands[f[0]] - f[2]) * f[1] for f in fields]
@@ -257,9 +267,13 @@ class TopicBasedComponent(HardwareComponent):
                     by_joint[k] = (c, mult * gain, off)
             for k, src in by_joint.items():
                 sources.setdefault(k, {})[field] = src
+        base = len(self.commands)
+        for r, k in enumerate(self._accel.rows.tolist()):
+            if self._accel_send[r]:
+                sources.setdefault(k, {})["velocity"] = (base + r, float(self._red[k]), 0.0)
         groups: dict[tuple[str, ...], list[int]] = {}
         for k in sorted(sources):
-            groups.setdefault(tuple(sources[k]), []).append(k)
+            groups.setdefault(tuple(f for f in ("position", "velocity", "effort") if f in sources[k]), []).append(k)
         plan = []
         for fields, joints in groups.items():
             per_field: list[tuple[np.ndarray, ...] | None] = []
@@ -284,7 +298,11 @@ class TopicBasedComponent(HardwareComponent):
         return not diff <= self.trigger_joint_command_threshold  # NaN -> publish
 
     def write(self, time: float, period: float) -> None:
-        if not self._ready_to_send or not self.command_due():
+        if not self._ready_to_send:
+            return
+        if self._accel:
+            self._accel_send = self._accel.update(self.commands, self.command_active, self.states, period)
+        if not self._accel_send.any() and not self.command_due():
             return
         for msg in self.build_commands(time):
             self.last_command = msg
