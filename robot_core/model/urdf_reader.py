@@ -1,7 +1,8 @@
 """URDF XML -> RobotModel, keeping the line of every element so errors can point at it.
 
 Reads the whole URDF feature tree (links, all six joint types with every joint sub-element, materials,
-transmissions) plus the two extensions robot_core relies on: ``<ros2_control>`` blocks and ``<rbc>`` tags, and the
+transmissions) plus the two extensions robot_core relies on: ``<ros2_control>`` blocks (with ros2_control's own
+``<transmission>`` form inside them, read into the same ``RobotModel.transmissions``) and ``<rbc>`` tags, and the
 writer's standard-URDF spellings of unbounded joints and capsules (:mod:`robot_core.model.urdf_conventions`).
 """
 

@@ -39,7 +39,8 @@ SIMULATOR_PARAMS: tuple[P, ...] = (
     P("max_step_request", "int", 1_000_000, "most steps one ~/step request may ask for", minimum=1),
     P("initial_positions.<joint>", "double", None, "start (and reset) position of a joint; in YAML a map "
       "initial_positions: {joint1: 0.3}", unit="rad or m", family=True),
-    P("gains.<joint>.<kp|kd|kv>", "double", None, "servo gains overriding the engine's tuned ones", family=True),
+    P("gains.<joint>.<kp|kd|kv>", "double", None, "servo gains overriding the engine's tuned ones and those a "
+      "MuJoCo description gives (doc/ros2_control_blocks.md)", family=True),
 )
 
 CONTROLLER_MANAGER_PARAMS: tuple[P, ...] = (
