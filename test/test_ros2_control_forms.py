@@ -75,6 +75,24 @@ def test_ros2_control_form_simulates_like_the_ros1_form():
     assert ratio == pytest.approx([20.0, -50.0])
 
 
+def test_actuator_space_hardware_applies_either_form_alike():
+    """Topic-based hardware with use_transmissions: actuator names and units on the wire, from either form."""
+    wires = []
+    for path in (RRBOT, RRBOT_ROS1):
+        robot = quiet_load(path)
+        robot.ros2_control[0].hardware_params["use_transmissions"] = "true"
+        cm = ControllerManagerCore.from_robot(robot, plugin_override="topic_based_ros2_control/TopicBasedSystem")
+        comp = cm.components["GazeboSimSystem"]
+        comp.on_joint_state(["actuator1", "actuator2"], [4.0, 10.0], [2.0, -5.0], [1.5, 0.2])
+        comp.read(0.0, 0.01)
+        states = [cm.rm.read_state(f"joint{i}/{f}") for i in (1, 2) for f in ("position", "velocity", "effort")]
+        assert states == pytest.approx([4.0 / 20, 2.0 / 20, 1.5 * 20, 10.0 / -50, -5.0 / -50, 0.2 * -50])
+        cm.rm.claim("test", ["joint1/position", "joint2/effort"]).set([0.3, 6.0])
+        wires.append([(list(m.name), list(m.position), list(m.effort)) for m in comp.build_commands(0.0)])
+    assert wires[0] == wires[1] == [(["actuator1"], pytest.approx([0.3 * 20]), []),
+                                    (["actuator2"], [], pytest.approx([6.0 / -50]))]
+
+
 def test_reduction_under_actuator_offset_unknown_plugin_unknown_joint_and_twins():
     with pytest.warns(RobotModelWarning) as record:
         robot = load_robot(str(EDGE_CASES))
