@@ -302,3 +302,25 @@ def test_topic_based_hardware_sends_acceleration_as_velocity_references():
     assert [list(m.name) for m in sent[-2:]] == [["slider_to_cart"]] * 2
     assert [len(m.position) for m in sent[-2:]] == [0, 0] and [len(m.effort) for m in sent[-2:]] == [0, 0]
     assert [float(m.velocity[0]) for m in sent[-2:]] == pytest.approx([0.25 + 0.03, 0.25 + 0.06])
+
+
+def test_mujoco_system_pid_interfaces_are_exported_as_position_and_velocity():
+    """moveit/mujoco_ros2_control's MujocoSystem: "position_pid" declares the PID-driven position interface."""
+    text = CART.read_text().replace('<command_interface name="position"/>', '<command_interface name="position_pid"/>')
+    text = text.replace('<command_interface name="velocity"/>', '<command_interface name="velocity_pid"/>')
+    robot = cart(text)
+    cm = ControllerManagerCore.from_robot(robot, 500.0, plugin_override=IN_PROCESS_PLUGIN,
+                                          component_options={"timestep": 0.001})
+    assert cm.rm.command_interface_names() == ["slider_to_cart/position", "slider_to_cart/velocity",
+                                               "slider_to_cart/effort"]
+    cm.load_controller("fwd", "position_controllers/JointGroupPositionController", {"joints": ["slider_to_cart"]})
+    cm.configure_controller("fwd")
+    assert cm.switch_controller(["fwd"], [], Strictness.STRICT).ok
+    cm.controller("fwd").set_command([0.3])
+    sim = cm.simulator()
+    for _ in range(1000):
+        cm.update(sim.sim_time, 0.002)
+    assert float(sim.engine.positions()[0]) == pytest.approx(0.3, abs=1e-3)
+    other = read_urdf(text.replace("mujoco_ros2_control/MujocoSystem<", "acme/Cart<"), "acme.urdf")
+    assert [i.name for i in HardwareInfo.from_ros2_control(other.ros2_control[0]).joints[0].command_interfaces] \
+        == ["position_pid", "velocity_pid", "effort"], "the aliases are MujocoSystem's only"

@@ -74,7 +74,12 @@ class HardwareInfo:
         def iface(i: Any) -> InterfaceInfo:
             return InterfaceInfo(i.name, i.initial_value, i.min, i.max, i.data_type or "double", dict(i.params))
 
-        joints = [ComponentJointInfo(j.name, [iface(i) for i in j.command_interfaces],
+        def command(i: Any) -> InterfaceInfo:
+            info = iface(i)
+            info.name = COMMAND_INTERFACE_ALIASES.get(block.plugin, {}).get(info.name, info.name)
+            return info
+
+        joints = [ComponentJointInfo(j.name, [command(i) for i in j.command_interfaces],
                                      [iface(i) for i in j.state_interfaces], dict(j.params)) for j in block.joints]
         sensors = [ComponentJointInfo(s.name, [], [iface(i) for i in s.state_interfaces], dict(s.params))
                    for s in block.sensors]
@@ -281,6 +286,12 @@ SIMULATION_PLUGINS = (
     "mujoco_ros2_control/MujocoSystemInterface",
     "mujoco_ros2_control/MujocoSystem",
 )
+
+# Command interfaces a plugin exports under another name: moveit/mujoco_ros2_control's MujocoSystem declares
+# "position_pid" / "velocity_pid" to run the joint through its PID, and exports them as position / velocity.
+COMMAND_INTERFACE_ALIASES = {
+    "mujoco_ros2_control/MujocoSystem": {"position_pid": "position", "velocity_pid": "velocity"},
+}
 
 # plugin name -> "module:Class" (imported on first use)
 HARDWARE_PLUGINS: dict[str, str] = {
