@@ -109,7 +109,7 @@ def test_reduction_under_actuator_offset_unknown_plugin_unknown_joint_and_twins(
     assert one("'my_vendor/HarmonicDriveTransmission'", "transmission 't3'", "ignored").startswith(
         f"{EDGE_CASES}:40:")
     assert one("'j4_removed'", "transmission 't4'", "do not exist").startswith(f"{EDGE_CASES}:45:")
-    assert one("'legacy_j1'", "'t1'", "line 25").startswith(f"{EDGE_CASES}:13:")
+    assert one("'legacy_j1'", "'t1'", "line 25", "differs").startswith(f"{EDGE_CASES}:13:")
     info = HardwareInfo.from_ros2_control(robot.ros2_control[0], robot)
     t1 = info.transmissions.by_joint["j1"]
     assert (t1.actuator, t1.reduction, t1.offset) == ("motor1", 2.0, 0.25)
@@ -324,3 +324,15 @@ def test_mujoco_system_pid_interfaces_are_exported_as_position_and_velocity():
     other = read_urdf(text.replace("mujoco_ros2_control/MujocoSystem<", "acme/Cart<"), "acme.urdf")
     assert [i.name for i in HardwareInfo.from_ros2_control(other.ros2_control[0]).joints[0].command_interfaces] \
         == ["position_pid", "velocity_pid", "effort"], "the aliases are MujocoSystem's only"
+
+
+
+def test_an_agreeing_ros1_twin_is_dropped_quietly():
+    old = RRBOT_ROS1.read_text()
+    ros1_form = old[old.index('  <transmission name="transmission1">'):old.index("  <ros2_control")]
+    both = RRBOT.read_text().replace("  <ros2_control", ros1_form + "  <ros2_control", 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RobotModelWarning)
+        robot = read_urdf(both, "both_forms.urdf")
+    assert mapping(robot) == mapping(quiet_load(RRBOT))
+    assert [t.ros2_control for t in robot.transmissions] == ["GazeboSimSystem"] * 2

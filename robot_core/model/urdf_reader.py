@@ -459,16 +459,19 @@ class _UrdfReader:
     @staticmethod
     def one_per_joint(ros1: list[Transmission], ros2: list[Transmission]) -> list[Transmission]:
         """Descriptions often keep their ROS 1 ``<transmission>`` next to the ``<ros2_control>`` one for the same
-        joint; the ros2_control one wins (with a warning), so each joint has one transmission."""
+        joint; the ros2_control one wins, so each joint has one transmission (a warning when they disagree)."""
         claimed = {j.name: t for t in ros2 for j in t.joints}
         kept = []
         for trans in ros1:
             twins = [(j.name, claimed[j.name]) for j in trans.joints if j.name in claimed]
             if twins:
                 joint, twin = twins[0]
-                validation.warn(f"joint '{joint}' also has transmission '{twin.name}' in <ros2_control> "
-                                f"'{twin.ros2_control}' (line {twin.source.line}); that one applies, this one is "
-                                "ignored", trans.source)
+                mine = [a.mechanical_reduction for a in trans.actuators]
+                theirs = [a.mechanical_reduction for a in twin.actuators]
+                if mine != theirs or len(trans.joints) != len(twin.joints):
+                    validation.warn(f"joint '{joint}' also has transmission '{twin.name}' in <ros2_control> "
+                                    f"'{twin.ros2_control}' (line {twin.source.line}), which differs; that one "
+                                    "applies, this one is ignored", trans.source)
                 continue
             kept.append(trans)
         return kept + [t for t in ros2 if t.joints]
