@@ -336,3 +336,13 @@ def test_an_agreeing_ros1_twin_is_dropped_quietly():
         robot = read_urdf(both, "both_forms.urdf")
     assert mapping(robot) == mapping(quiet_load(RRBOT))
     assert [t.ros2_control for t in robot.transmissions] == ["GazeboSimSystem"] * 2
+
+
+def test_gazebo_position_proportional_gain_is_said_to_change_nothing():
+    text = RRBOT.read_text().replace("</plugin>\n    </hardware>", "</plugin>\n      <param name="
+                                     "\"position_proportional_gain\">5000</param>\n    </hardware>", 1)
+    tuned = PhysicsEngine(quiet_load(RRBOT)).gains()
+    with pytest.warns(RobotModelWarning, match=r"gz.urdf:\d+: ros2_control 'GazeboSimSystem' <hardware>: <param "
+                                               r"name=\"position_proportional_gain\"> is not mapped"):
+        eng = PhysicsEngine(read_urdf(text, "gz.urdf"))
+    assert eng.gains() == tuned

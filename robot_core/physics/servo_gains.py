@@ -15,6 +15,11 @@ feels as stiff as its author tuned it. The simulator's ``gains`` parameter still
 Integral terms (``*_ki``, ``i``) and a velocity loop's ``d`` have no counterpart in our servo (gravity is
 compensated, so a servo holds without an integrator): a non-zero one is a RobotModelWarning naming it. Gains for
 a joint the simulator does not actuate (a mimic or passive joint) are a warning too.
+
+gz_ros2_control's ``position_proportional_gain`` is not mapped: it scales a position error into a joint velocity
+set directly (times the controller manager's rate), a loop our force-driven servo does not have, and it belongs
+to the ``<gazebo>`` plugin element, not to ``<ros2_control>``. Written as a ``<hardware>`` param of a Gazebo block
+it is a warning, so the author knows it changes nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from robot_core.yaml_guard import YamlLimitError, safe_load_checked
 
 MUJOCO_SYSTEM = "mujoco_ros2_control/MujocoSystem"
 MUJOCO_SYSTEM_INTERFACE = "mujoco_ros2_control/MujocoSystemInterface"
+GAZEBO_SYSTEMS = ("gz_ros2_control/GazeboSimSystem", "ign_ros2_control/IgnitionSystem",
+                  "gazebo_ros2_control/GazeboSystem")
 # <joint> param -> our gain (MujocoSystem); the params we cannot represent, warned about when non-zero
 JOINT_PARAMS = {"position_kp": "kp", "position_kd": "kd", "velocity_kp": "kv"}
 UNMAPPED_JOINT_PARAMS = ("position_ki", "velocity_ki", "velocity_kd")
@@ -118,6 +125,10 @@ def description_gains(robot: RobotModel, actuated: list[str]) -> dict[str, dict[
         elif block.plugin == MUJOCO_SYSTEM_INTERFACE:
             found = _from_pid_file(block, robot)
         else:
+            if block.plugin in GAZEBO_SYSTEMS and "position_proportional_gain" in block.hardware_params:
+                _warn("<param name=\"position_proportional_gain\"> is not mapped onto robot_core's servo gains "
+                      "(see robot_core/physics/servo_gains.py); the simulator's tuned gains apply",
+                      SourceRef(block.source.file, block.source.line, f"ros2_control '{block.name}' <hardware>"))
             continue
         for joint, gains in found.items():
             if joint not in actuated:
