@@ -324,3 +324,16 @@ def test_false_flags_duplicates_delete_none_joints_and_a_on_joint_frames():
 def test_a_outside_a_joint_frame_is_still_an_error():
     with pytest.raises(RobotModelError, match=r"t.g:2: frame 'j' attribute 'pre': 'pre:' belongs to a joint frame"):
         read_g("base { }\nj (base) { joint: none, pre: [0 0 1] }\n", "t.g")
+
+
+def test_include_without_colon_and_syntax_errors_of_unnamed_frames(tmp_path):
+    (tmp_path / "arm.g").write_text("arm (base) { mass: 1, shape: sphere, size: [.1] }\n")
+    main = tmp_path / "robot.g"
+    main.write_text("base { }\nInclude <arm.g>\n")
+    assert load_robot(main).joints["arm_joint"].parent == "base"
+    with pytest.raises(RobotModelError) as err:
+        read_g("base { }\n(base) [1 2]\n", "t.g")
+    assert str(err.value) == "t.g:2: unnamed frame: expected '{' to open the attributes of unnamed frame (found '[')"
+    with pytest.raises(RobotModelError) as err:
+        read_g("base { }\n(base) {\n  shape: box\n", "t.g")
+    assert str(err.value) == "t.g:2: unnamed frame: '{' is not closed by a matching '}' (reached the end of the file)"

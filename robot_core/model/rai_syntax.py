@@ -191,6 +191,9 @@ class _Parser:
                 if self.is_punct(","):
                     self.next()
             self.next()
+        if len(words) == 1 and not node.parents and self.peek().kind == "angle":
+            node.value = self.value(name, element)  # 'Include <file.g>': rai needs no colon before '<'
+            return node
         if words and not node.parents and self.is_punct("!"):
             node.value = Value("bool", False, self.next().line)  # 'Prefix!' is 'Prefix: false'
             return node
@@ -204,7 +207,7 @@ class _Parser:
         if colon and not node.parents and words:
             node.value = self.value(name, element)
             return node
-        raise self.error(f"expected '{{' to open the attributes of '{name}'", self.peek(), element)
+        raise self.error(f"expected '{{' to open the attributes of {element}", self.peek(), element)
 
     def unclosed(self, element: str, opened: int, tok: Token) -> RobotModelError:
         """The '{' opened on line ``opened`` is never closed: reported at that line, where the fix goes."""
