@@ -337,3 +337,12 @@ def test_include_without_colon_and_syntax_errors_of_unnamed_frames(tmp_path):
     with pytest.raises(RobotModelError) as err:
         read_g("base { }\n(base) {\n  shape: box\n", "t.g")
     assert str(err.value) == "t.g:2: unnamed frame: '{' is not closed by a matching '}' (reached the end of the file)"
+
+
+def test_quat_ball_limits_are_ignored_with_a_warning():
+    # rai-robotModels' pandaFloatingGripper.g: bounds on the four quaternion components
+    model, msgs = read_quiet("base { }\nb (base) { joint: quatBall, limits: [-1 -1 -1 -1 1 1 1 1] }\n"
+                             "l (b) { mass: 1, shape: sphere, size: [.1] }\n")
+    assert all(model.joints[f"b_{s}"].type == "continuous" for s in "xyz")
+    assert msgs == ["t.g:2: frame 'b' attribute 'limits': ignored: a quatBall joint's limits bound quaternion "
+                    "components, which its three URDF revolute joints cannot express"]

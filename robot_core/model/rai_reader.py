@@ -18,7 +18,8 @@ In a ``.g`` file every node is a frame; URDF has links and joints. The mapping, 
   plain ``[lo hi]`` applies to every DOF). A one-DOF joint's entries after ``lo hi`` are velocity,
   acceleration and effort limits, as rai's ``getTorqueLimits`` indexes them; ``ctrl_limits: [vel acc
   effort]`` gives the same (``-1`` = none) and wins where it gives one, as in current rai. URDF has no
-  acceleration limit: one given, and entries past effort, are ignored with a warning. ``[0 0 ...]``
+  acceleration limit: one given, and entries past effort, are ignored with a warning, as are the
+  quaternion-component limits of a quatBall joint. ``[0 0 ...]``
   with more entries (how rai writes a joint that has only ctrl_limits) means no position limits. A
   hinge without position limits is continuous. ``mimic: other``, and the extensions
   ``mimic_multiplier``, ``mimic_offset``, ``damping``, ``friction`` (rai ignores them) fill the URDF
@@ -690,10 +691,11 @@ class _Reader:
         bounds: list[tuple[float | None, float | None]] = [(None, None)] * n
         vel = eff = 0.0
         acc_key = None  # the attribute giving an acceleration limit, which URDF cannot keep
-        if "limits" in f.attrs:
-            if f.joint is not None and f.joint.name == "quatBall":
-                raise RobotModelError("limits on a quatBall joint cannot be mapped (its q is a quaternion)",
-                                      f.ref("limits"))
+        if "limits" in f.attrs and f.joint is not None and f.joint.name == "quatBall":
+            self._array(f, "limits")  # still a number array
+            warnings.warn(f"{f.ref('limits')}: ignored: a quatBall joint's limits bound quaternion components, "
+                          "which its three URDF revolute joints cannot express", RobotModelWarning, stacklevel=5)
+        elif "limits" in f.attrs:
             v = [float(x) for x in self._array(f, "limits")]
             if n > 1 and len(v) == 2:
                 v = [v[0]] * n + [v[1]] * n  # one [lo hi] for every DOF (an extension: rai wants 2 n numbers)
