@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from robot_core.cli import describe, main
 from robot_core.model import Joint, Limit, Link, RobotModel, load_robot
 from robot_core.model.model_compare import model_differences
@@ -161,3 +163,48 @@ def test_convert_g_to_urdf_keeps_capsules_and_unbounded_joints_standard(tmp_path
     text = out.read_text()
     assert "<capsule" not in text and 'robot_core_shape="capsule"' in text
     assert _loss_free(model_differences(load_robot(source), load_robot(out)), ("initial_position",)) == []
+
+
+# --- broken descriptions: one line naming file, line and element, exit 2, for describe and convert ---------------
+_TWO_LINKS = '<robot name="r">\n<link name="a"/>\n<link name="b"/>\n'
+BROKEN = [
+    ("truncated.urdf", _TWO_LINKS + '<joint name="j" type="fixed"><parent link="a"/><chi', 4, "XML: malformed XML"),
+    ("truncated.urdf.xacro", '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">\n<link name="a"/>\n'
+     '<xacro:property name="l" value="1"/>\n<link name="b', 4, "xacro"),
+    ("no_parent.urdf", _TWO_LINKS + '<joint name="j" type="fixed"><parent link="zz"/><child link="b"/></joint>\n'
+     '</robot>\n', 4, "joint 'j': parent link 'zz' does not exist"),
+    ("cycle.urdf", '<robot name="r">\n<link name="a"/>\n<link name="b"/>\n<link name="c"/>\n'
+     '<joint name="j1" type="fixed"><parent link="b"/><child link="c"/></joint>\n'
+     '<joint name="j2" type="fixed"><parent link="c"/><child link="b"/></joint>\n</robot>\n', 6,
+     "joint 'j2': kinematic cycle"),
+    ("nan.urdf", _TWO_LINKS + '<joint name="j" type="fixed"><parent link="a"/><child link="b"/>\n'
+     '<origin xyz="0 nan 0"/></joint>\n</robot>\n', 5,
+     "joint 'j' <origin>: attribute xyz=\"0 nan 0\" must be 3 finite"),
+    ("inf.urdf", _TWO_LINKS + '<joint name="j" type="fixed"><parent link="a"/><child link="b"/>\n'
+     '<origin rpy="0 inf 0"/></joint>\n</robot>\n', 5,
+     "joint 'j' <origin>: attribute rpy=\"0 inf 0\" must be 3 finite"),
+    ("brace.g", "base { mass: 1 }\narm (base) {\n  mass: 1, shape: box, size: [1 1 1]\n\nhand (arm) { mass: 1 }\n", 2,
+     "frame 'arm': '{' is not closed by a matching '}' (reached 'hand' on line 5)"),
+    ("cycle.g", "a { }\nb (a) { }\nc (b) { }\nEdit a (c): { }\n", 4,
+     "frame 'a': kinematic cycle: a -> b -> c -> a"),
+    ("no_parent.g", "a { }\nb (a) { }\nc (bb) { }\n", 3, "frame 'c': unknown parent frame 'bb'"),
+    ("brace_at_end.g", "base { mass: 1 }\narm (base) { mass: 1,\n  shape: box, size: [1 1 1]\n", 2,
+     "frame 'arm': '{' is not closed by a matching '}' (reached the end of the file)"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "line", "message"), BROKEN, ids=[b[0] for b in BROKEN])
+@pytest.mark.parametrize("command", ["describe", "convert"])
+def test_broken_description_is_one_line_and_exit_2(tmp_path, capsys, command, name, text, line, message):
+    bad = tmp_path / name
+    bad.write_text(text)
+    out = tmp_path / ("out.urdf" if name.endswith(".g") else "out.g")
+    argv = [command, str(bad)] + ([str(out)] if command == "convert" else [])
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith(f"error: {bad}:{line}: "), lines[0]
+    assert message in lines[0], lines[0]
+    assert "Traceback" not in captured.err and captured.out == ""
+    assert not out.exists()

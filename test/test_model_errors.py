@@ -103,9 +103,16 @@ CASES = [
     ("rbc_var_without_msg", TWO_LINKS + "\n" + _joint("j", "a", "b", extra='\n<rbc node="drv">\n'
      '<var name="q" topic="/s" type="state"/></rbc>'), 7, "joint 'j' <rbc node='drv'> var 'q'", "no <msg>", {}),
     ("nan_in_origin", TWO_LINKS + "\n" + _joint("j", "a", "b", extra='\n<origin xyz="0 nan 0"/>'), 6,
-     "joint 'j' <origin>", 'xyz="0 nan 0" must be 3 numbers', {}),
+     "joint 'j' <origin>", 'xyz="0 nan 0" must be 3 finite numbers', {}),
     ("nan_in_rpy", TWO_LINKS + "\n" + _joint("j", "a", "b", extra='\n<origin rpy="NaN 0 0"/>'), 6,
-     "joint 'j' <origin>", 'rpy="NaN 0 0" must be 3 numbers', {}),
+     "joint 'j' <origin>", 'rpy="NaN 0 0" must be 3 finite numbers', {}),
+    ("inf_in_origin", TWO_LINKS + "\n" + _joint("j", "a", "b", extra='\n<origin xyz="0 0 inf"/>'), 6,
+     "joint 'j' <origin>", 'xyz="0 0 inf" must be 3 finite numbers', {}),
+    ("inf_in_visual_origin", '<link name="a">\n<visual><origin rpy="0 -Infinity 0"/>'
+     '<geometry><sphere radius="1"/></geometry></visual></link>', 4, "link 'a' <visual> <origin>",
+     'rpy="0 -Infinity 0" must be 3 finite numbers', {}),
+    ("short_origin", TWO_LINKS + "\n" + _joint("j", "a", "b", extra='\n<origin xyz="0 1"/>'), 6,
+     "joint 'j' <origin>", 'xyz="0 1" must be 3 numbers', {}),
     ("truncated_xml", None, 5, "XML", "malformed XML", {}),
     ("revolute_zero_axis", TWO_LINKS + "\n" + _joint("j", "a", "b", "revolute", '\n<axis xyz="0 0 0"/>'
      '<limit lower="-1" upper="1" effort="1" velocity="1"/>'), 6, "joint 'j' <axis>", "zero length", {}),

@@ -810,7 +810,7 @@ def test_load_and_save_robot_handle_g_files(tmp_path):
 
 # ---------------------------------------------------------------- errors: file, line, element
 ERRORS = [
-    ("base { mass: 1 \n", 2, "frame 'base'", "missing '}'"),
+    ("base { mass: 1 \n", 1, "frame 'base'", "'{' is not closed"),
     ("base { Q: <t(0 0 1) }", 1, "<...>", "unterminated"),
     ("base { mass: 1 }\n\nlink (nowhere) { }", 3, "frame 'link'", "unknown parent frame 'nowhere'"),
     ("base { }\nj (base) { joint: hingeQ }", 2, "frame 'j' attribute 'joint'", "unknown joint type 'hingeQ'"),
@@ -824,12 +824,10 @@ ERRORS = [
     ("base { }\nj (base) { joint: hingeX,\n Q: <t(0 0 1)> }", 3, "frame 'j'", "not a transform a hingeX joint"),
     ("base { }\nj (base) { joint: transXY, q: [1 2 3] }", 2, "frame 'j' attribute 'q'", "takes 2 q values"),
     ("base { }\nbase { }", 2, "frame 'base'", "defined twice"),
-    ("base { mass: 1, mass: 2 }", 1, "frame 'base' attribute 'mass'", "given twice"),
     ("base { mass: -1 }", 1, "frame 'base' attribute 'mass'", "must be positive"),
     ("base { mass: 1, inertia: [1 1 -1] }", 1, "frame 'base' attribute 'inertia'", "not positive definite"),
     ("base { }\nj (base) { joint: hingeX, limits: [1 -1] }", 2, "frame 'j' attribute 'limits'", "above upper"),
-    ("base { }\nj (base) { joint: hingeX, limits: [1 2 3] }", 2, "frame 'j' attribute 'limits'", "needs 2"),
-    ("base { }\nj (base) { joint: quatBall, limits: [1 2] }", 2, "frame 'j' attribute 'limits'", "quatBall"),
+    ("base { }\nj (base) { joint: hingeX, limits: [1] }", 2, "frame 'j' attribute 'limits'", "needs at least 2"),
     ("base { shape: cone, size: [1] }", 1, "frame 'base' attribute 'shape'", "cannot be mapped"),
     ("base { shape: box }", 1, "frame 'base' attribute 'shape'", "needs size"),
     ("base { shape: box, size: [1 -1 1] }", 1, "frame 'base' attribute 'size'", "must be positive"),

@@ -3,16 +3,30 @@
 In a ``.g`` file every node is a frame; URDF has links and joints. The mapping, chosen so that
 ``.g -> URDF -> .g`` is lossless for what both can express:
 
-* Poses. ``Q:`` is relative to the parent, ``X:`` (alias ``pose:``) is absolute at the file's
-  initial joint values. Poses are ``<t() q() r() d() E()>`` chains, strings with a chain, or
-  3/4/7-vectors (see :mod:`rai_transform`). A joint frame's ``Q``/``X`` is the transform the
+* Poses. ``Q:`` (older rai: ``rel:``) is relative to the parent, ``X:`` is absolute at the file's
+  initial joint values. ``pose:`` is read as absolute, as rai read it until April 2025; newer rai
+  reads it as relative for a frame with a parent, so where the two readings differ (the parent is
+  not at the origin) a warning says so; option ``pose_relative=True`` reads it as newer rai does.
+  Poses are ``<t() q() r() d() E()>`` chains, strings with a chain, or 3/4/7-vectors (also as a
+  string ``"[...]"``; see :mod:`rai_transform`). A joint frame's ``Q``/``X`` is the transform the
   joint produces (its initial value); ``q:`` gives the values directly.
 * Joint frames (``joint: <type>``) become URDF joints named after the frame; multi-DOF types
   become chains (see :mod:`rai_joint_types`). ``rigid`` frames and frames without ``joint`` are
-  fixed. ``limits: [lo hi]`` (``[lo hi vel acc effort]`` in newer rai files, ``[lo1 hi1 lo2 hi2 ..]``
-  for several DOFs), ``ctrl_limits: [vel acc effort]`` (``-1`` = none). A hinge without
-  ``limits`` is continuous. ``mimic: other``, and the extensions ``mimic_multiplier``,
-  ``mimic_offset``, ``damping``, ``friction`` (rai ignores them) fill the URDF fields.
+  fixed. ``limits`` starts with the position limits, ``[lo hi]`` for one DOF and
+  ``[lo_1 .. lo_n hi_1 .. hi_n]`` for ``n`` (rai before 2025 wrote ``[lo_1 hi_1 lo_2 hi_2 ..]``: read
+  that way, with a warning, when only that reading keeps every lower limit below its upper one; a
+  plain ``[lo hi]`` applies to every DOF). A one-DOF joint's entries after ``lo hi`` are velocity,
+  acceleration and effort limits, as rai's ``getTorqueLimits`` indexes them; ``ctrl_limits: [vel acc
+  effort]`` gives the same (``-1`` = none) and wins where it gives one, as in current rai. URDF has no
+  acceleration limit: one given, and entries past effort, are ignored with a warning, as are the
+  quaternion-component limits of a quatBall joint. ``[0 0 ...]``
+  with more entries (how rai writes a joint that has only ctrl_limits) means no position limits. A
+  hinge without position limits is continuous. ``mimic: other``, and the extensions
+  ``mimic_multiplier``, ``mimic_offset``, ``damping``, ``friction`` (rai ignores them) fill the URDF
+  fields.
+* ``A:`` (alias ``pre:``) on a joint frame with a parent inserts frame ``J_origin`` (relative pose
+  ``A``) between the parent and the joint, as rai's Joint does; ``B:``/``post:`` there (rai moves the
+  frame's single child by it) is ignored with a warning. ``joint: none`` is no joint.
 * The shorthand ``J (a b) { joint: .., A: .., Q: .., B: .. }`` adds frame ``J_pre`` (child of
   ``a``, relative pose ``A``), joint frame ``J`` under it, and re-parents root frame ``b`` under
   ``J`` at relative pose ``B`` (identity when absent; a pose ``b`` had before is replaced).
@@ -47,9 +61,12 @@ In a ``.g`` file every node is a frame; URDF has links and joints. The mapping, 
   solids of one uniform density, meshes by their bounding box, so the model is dynamically usable;
   with no usable shape, a water-density sphere of that mass is assumed (with a warning).
 
+Syntax, names (punctuation such as ``>`` included; unnamed frames are called ``_<index>``) and the
+``Include`` / ``Prefix`` / ``Edit`` directives: :mod:`rai_syntax`.
+
 Options: ``name`` (robot name; default: the file's stem), ``contact_default`` (see above),
-``strict_inertia`` (an inertia breaking the triangle inequality is an error, not a warning). Other
-options (meant for other readers) are ignored.
+``strict_inertia`` (an inertia breaking the triangle inequality is an error, not a warning),
+``pose_relative`` (see Poses). Other options (meant for other readers) are ignored.
 """
 
 from __future__ import annotations
@@ -87,6 +104,7 @@ from robot_core.model.robot_model import (
 _IDENTITY_TOL = 1e-12
 WATER_DENSITY = 1000.0  # kg/m^3, for the fallback inertia of a mass without primitive shapes
 _ABSOLUTE_POSE_KEYS = ("X", "pose")
+_RELATIVE_POSE_KEYS = ("Q", "rel")  # 'rel' is older rai's name for Q
 _GEOMETRY_FREE_SHAPES = ("marker", "camera")
 
 
@@ -110,6 +128,7 @@ class _Frame:
     children: list[str] = field(default_factory=list)
     joint: jt.RaiJointType | None = None
     pose_kind: str | None = None  # 'Q' relative, 'X' absolute
+    pose_key: str | None = None  # the attribute that gave the pose
     pose: np.ndarray | None = None
     pose_line: int | None = None
     q: np.ndarray | None = None
@@ -123,9 +142,11 @@ class _Frame:
 
     def ref(self, attr: str | None = None, line: int | None = None) -> SourceRef:
         element = f"frame '{self.name}'" + (f" attribute '{attr}'" if attr else "")
+        a = self.attrs.get(attr) if attr else None
         if line is None:
-            line = self.attrs[attr].line if attr and attr in self.attrs else self.node.line
-        return SourceRef(self.node.file, line, element)
+            line = a.line if a is not None else self.node.line
+        # An attribute an Edit in another file brought names that file.
+        return SourceRef(a.file if a is not None and a.file else self.node.file, line, element)
 
 
 def read_g(text: str, source_file: str = "<string>", fixed_base: bool = True, **options) -> RobotModel:
@@ -147,6 +168,7 @@ class _Reader:
         self.name = options.get("name") or (stem if stem and not stem.startswith("<") else "robot")
         self.contact_default = bool(options.get("contact_default", True))
         self.strict_inertia = bool(options.get("strict_inertia", False))
+        self.pose_relative = bool(options.get("pose_relative", False))
         self.frames: dict[str, _Frame] = {}
         self.counter = 0
         self.floating_root: str | None = None
@@ -181,8 +203,8 @@ class _Reader:
         if parent is not None and parent not in self.frames:
             line = node.parent_lines[0] if node.parent_lines else node.line
             raise RobotModelError(
-                f"unknown parent frame '{parent}' (a parent must be defined before its children)",
-                SourceRef(node.file, line, f"frame '{name}'"))
+                f"unknown parent frame '{parent}' (no frame of the file or its includes has that name)",
+                SourceRef(node.parents_file or node.file, line, f"frame '{name}'"))
         f = _Frame(name, node, parent, self._next_order(), attrs)
         self.frames[name] = f
         if parent is not None:
@@ -190,13 +212,34 @@ class _Reader:
         return f
 
     def _add_frame(self, node: Node) -> None:
-        for key in ("A", "B"):
-            if key in node.attrs:
+        parent = node.parents[0] if node.parents else None
+        attrs = node.attrs
+        pre_key = next((k for k in ("A", "pre") if k in attrs), None)
+        joint = attrs.get("joint")
+        if pre_key is not None and parent is not None and joint is not None and joint.value.data != "none":
+            # rai's Joint reads A (alias pre) as a frame '<joint>_origin' inserted between parent and joint.
+            attrs = dict(attrs)
+            a_attr = attrs.pop(pre_key)
+            pre = self._new_frame(f"{node.key}_origin", node, parent, {}, " (made for the joint's A:)")
+            pre.pose_kind, pre.pose_line = "Q", a_attr.line
+            pre.pose = self._pose_value(pre, a_attr, SourceRef(a_attr.file or node.file, a_attr.line,
+                                                               f"frame '{node.key}' attribute '{pre_key}'"))
+            parent = pre.name
+        post_key = next((k for k in ("B", "post") if k in attrs), None)
+        if post_key is not None and joint is not None and joint.value.data != "none":
+            attrs = dict(attrs)
+            post = attrs.pop(post_key)
+            where = SourceRef(post.file or node.file, post.line, f"frame '{node.key}' attribute '{post_key}'")
+            warnings.warn(f"{where}: ignored (rai moves the joint frame's single child by it; give that child "
+                          "a Q: instead, or use the joint shorthand 'joint (parent child)')",
+                          RobotModelWarning, stacklevel=4)
+        for key in ("A", "pre", "B", "post"):
+            if key in attrs:
                 raise RobotModelError(
-                    f"'{key}:' only belongs to the joint shorthand 'joint (parent child) {{...}}'; "
-                    "use Q: (relative) or X: (absolute) here",
-                    SourceRef(node.file, node.attrs[key].line, f"frame '{node.key}' attribute '{key}'"))
-        f = self._new_frame(node.key, node, node.parents[0] if node.parents else None, node.attrs)
+                    f"'{key}:' belongs to a joint frame with a parent (A/pre) or to the joint shorthand "
+                    "'joint (parent child) {...}'; use Q: (relative) or X: (absolute) here",
+                    SourceRef(attrs[key].file or node.file, attrs[key].line, f"frame '{node.key}' attribute '{key}'"))
+        f = self._new_frame(node.key, node, parent, attrs)
         self._read_pose(f)
         self._read_joint(f)
         self._read_content(f)
@@ -207,7 +250,7 @@ class _Reader:
             if name not in self.frames:
                 raise RobotModelError(
                     f"unknown frame '{name}' in joint shorthand '{node.key} ({a} {b})' "
-                    "(both frames must be defined before it)",
+                    "(no frame of the file or its includes has that name)",
                     SourceRef(node.file, line, f"frame '{node.key}'"))
         to = self.frames[b]
         if to.parent is not None:
@@ -256,14 +299,16 @@ class _Reader:
         raise RobotModelError(f"a pose must be <...>, a string or a 3/4/7-vector, got {v.kind} {v.data!r}", ref)
 
     def _read_pose(self, f: _Frame) -> None:
-        given = [k for k in ("Q", *_ABSOLUTE_POSE_KEYS) if k in f.attrs]
+        given = [k for k in (*_RELATIVE_POSE_KEYS, *_ABSOLUTE_POSE_KEYS) if k in f.attrs]
         if len(given) > 1:
             raise RobotModelError(
-                f"give one pose: {' and '.join(given)} are both set (Q is relative, X/pose absolute)",
+                f"give one pose: {' and '.join(given)} are both set (Q/rel are relative, X/pose absolute)",
                 f.ref(given[1]))
         if given:
             key = given[0]
-            f.pose_kind = "Q" if key == "Q" else "X"
+            relative = key in _RELATIVE_POSE_KEYS or (key == "pose" and self.pose_relative)
+            f.pose_kind = "Q" if relative else "X"
+            f.pose_key = key
             f.pose = self._pose_value(f, f.attrs[key])
             f.pose_line = f.attrs[key].line
 
@@ -303,6 +348,8 @@ class _Reader:
         if "joint" not in f.attrs:
             return
         name = self._word(f, "joint")
+        if name == "none":  # rai: no joint (an Edit's way to take one away)
+            return
         if name in jt.UNMAPPABLE:
             raise RobotModelError(f"joint type '{name}' cannot be mapped to URDF: {jt.UNMAPPABLE[name]}",
                                   f.ref("joint"))
@@ -451,6 +498,8 @@ class _Reader:
                 rel = np.eye(4)
             elif f.pose_kind == "X":
                 rel = inverse(parent_abs) @ f.pose
+                if f.pose_key == "pose" and f.parent is not None and not _is_identity(parent_abs, 1e-9):
+                    self._warn_pose_reading(f)
             else:
                 rel = f.pose
             if f.joint is not None and not f.joint.floating:
@@ -460,6 +509,14 @@ class _Reader:
                               "(its q = 0 pose is the parent frame's)", RobotModelWarning, stacklevel=4)
             f.rel = rel
             f.abs = parent_abs @ rel
+
+    def _warn_pose_reading(self, f: _Frame) -> None:
+        """``pose:`` changed meaning in rai (April 2025): say so where the two readings give different poses."""
+        warnings.warn(
+            f"{f.ref('pose')}: 'pose' is read as absolute (like X), as rai did until April 2025; newer rai reads "
+            f"'pose' of a frame with a parent as relative (like Q), which differs here because '{f.parent}' is not "
+            "at the origin; write X: or Q: to say which (option pose_relative=True reads it as newer rai does)",
+            RobotModelWarning, stacklevel=4)
 
     def _joint_initial(self, f: _Frame, rel: np.ndarray) -> np.ndarray:
         typ = f.joint
@@ -623,32 +680,82 @@ class _Reader:
         validation.check_inertial(link.inertial, f.ref("mass"), self.strict_inertia)
 
     def _limits(self, f: _Frame, n: int) -> tuple[list[tuple[float | None, float | None]], float, float]:
-        """Per-DOF (lower, upper), and velocity and effort limits (0 = unspecified)."""
+        """Per-DOF (lower, upper), and velocity and effort limits (0 = unspecified).
+
+        rai's ``limits`` holds the position limits of the ``n`` DOFs first (``2 n`` numbers); for a one-DOF
+        joint the entries after them are velocity, acceleration and effort (``[lo hi vel acc effort]``, rai's
+        ``getTorqueLimits`` indices 2-4). ``ctrl_limits: [vel acc effort]`` gives the same three (``-1`` or
+        ``0`` = none) and wins where it gives one, as in current rai (which drops the entries after ``lo hi``).
+        URDF has no acceleration limit: a given one is ignored with a warning, as are entries past effort.
+        """
         bounds: list[tuple[float | None, float | None]] = [(None, None)] * n
         vel = eff = 0.0
-        if "limits" in f.attrs:
-            if f.joint is not None and f.joint.name == "quatBall":
-                raise RobotModelError("limits on a quatBall joint cannot be mapped (its q is a quaternion)",
-                                      f.ref("limits"))
-            v = self._array(f, "limits")
-            if n == 1 and len(v) == 5:
-                bounds = [(float(v[0]), float(v[1]))]
-                vel, eff = max(float(v[2]), 0.0), max(float(v[4]), 0.0)
-            elif len(v) == 2:
-                bounds = [(float(v[0]), float(v[1]))] * n
-            elif len(v) == 2 * n:
-                bounds = [(float(v[2 * i]), float(v[2 * i + 1])) for i in range(n)]
-            else:
-                extra = " or 5 ([lo hi vel acc effort])" if n == 1 else f" or {2 * n} (lo hi per DOF)"
-                raise RobotModelError(f"limits needs 2{extra} numbers, got {len(v)}", f.ref("limits"))
+        acc_key = None  # the attribute giving an acceleration limit, which URDF cannot keep
+        if "limits" in f.attrs and f.joint is not None and f.joint.name == "quatBall":
+            self._array(f, "limits")  # still a number array
+            warnings.warn(f"{f.ref('limits')}: ignored: a quatBall joint's limits bound quaternion components, "
+                          "which its three URDF revolute joints cannot express", RobotModelWarning, stacklevel=5)
+        elif "limits" in f.attrs:
+            v = [float(x) for x in self._array(f, "limits")]
+            if n > 1 and len(v) == 2:
+                v = [v[0]] * n + [v[1]] * n  # one [lo hi] for every DOF (an extension: rai wants 2 n numbers)
+            if len(v) < 2 * n:
+                raise RobotModelError(
+                    f"limits needs at least {2 * n} numbers (a lower and an upper limit per DOF), got {len(v)}",
+                    f.ref("limits"))
+            pos, extra = v[: 2 * n], v[2 * n:]
+            bounds = [(pos[0], pos[1])] if n == 1 else self._multi_dof_bounds(f, pos, n)
             for lo, hi in bounds:
                 if lo is not None and hi is not None and lo > hi:
                     raise RobotModelError(f"lower limit {lo} is above upper limit {hi}", f.ref("limits"))
+            if n == 1 and extra:
+                if pos == [0.0, 0.0]:
+                    # rai writes a joint that has only ctrl_limits as zeros followed by them.
+                    bounds = [(None, None)]
+                    warnings.warn(f"{f.ref('limits')}: lower = upper = 0 followed by more entries read as no "
+                                  "position limits (rai writes zeros there for a joint that has none)",
+                                  RobotModelWarning, stacklevel=5)
+                    extra = extra[len(extra) - 3:] if len(extra) > 3 else extra
+                vel = max(extra[0], 0.0)
+                eff = max(extra[2], 0.0) if len(extra) > 2 else 0.0
+                if len(extra) > 1 and extra[1] > 0:
+                    acc_key = "limits"
+                if len(extra) > 3:
+                    warnings.warn(f"{f.ref('limits')}: {len(extra) - 3} entries after [lo hi velocity acceleration "
+                                  "effort] ignored", RobotModelWarning, stacklevel=5)
+            elif extra:
+                warnings.warn(f"{f.ref('limits')}: the {len(extra)} entries after the {2 * n} position limits are "
+                              f"ignored (rai reads velocity/acceleration/effort from them only for one-DOF joints)",
+                              RobotModelWarning, stacklevel=5)
         if "ctrl_limits" in f.attrs:
-            c = self._array(f, "ctrl_limits", (1, 2, 3))
-            vel = max(float(c[0]), 0.0)
-            eff = max(float(c[2]), 0.0) if len(c) == 3 else 0.0
+            c = [float(x) for x in self._array(f, "ctrl_limits", (1, 2, 3))]
+            cvel, ceff = max(c[0], 0.0), max(c[2], 0.0) if len(c) == 3 else 0.0
+            for what, mine, theirs in (("velocity", vel, cvel), ("effort", eff, ceff)):
+                if mine > 0 and theirs > 0 and mine != theirs:
+                    warnings.warn(f"{f.ref('ctrl_limits')}: {what} limit {theirs} differs from {mine} in 'limits'; "
+                                  "ctrl_limits is used, as current rai does", RobotModelWarning, stacklevel=5)
+            vel, eff = cvel or vel, ceff or eff
+            if len(c) > 1 and c[1] > 0:
+                acc_key = acc_key or "ctrl_limits"
+        if acc_key is not None:
+            warnings.warn(f"{f.ref(acc_key)}: the acceleration limit is ignored (URDF joints have none)",
+                          RobotModelWarning, stacklevel=5)
         return bounds, vel, eff
+
+    def _multi_dof_bounds(self, f: _Frame, pos: list[float], n: int) -> list[tuple[float | None, float | None]]:
+        """rai reads ``[lo_1 .. lo_n hi_1 .. hi_n]``; rai before 2025 read ``[lo_1 hi_1 lo_2 hi_2 ..]``.
+
+        The current layout is used unless it puts a lower limit above its upper one and the older layout
+        does not: then the file was written for older rai, and is read that way with a warning.
+        """
+        rows = [(pos[i], pos[n + i]) for i in range(n)]
+        pairs = [(pos[2 * i], pos[2 * i + 1]) for i in range(n)]
+        if any(lo > hi for lo, hi in rows) and all(lo <= hi for lo, hi in pairs):
+            warnings.warn(f"{f.ref('limits')}: read as [lo1 hi1 lo2 hi2 ..], the layout of rai before 2025 (current "
+                          "rai reads [lo1 lo2 .. hi1 hi2 ..], which puts a lower limit above its upper one here)",
+                          RobotModelWarning, stacklevel=6)
+            return list(pairs)
+        return list(rows)
 
     def _make_joints(self, owner: _Frame, child: str, b: np.ndarray, kind: dict[str, str]
                      ) -> tuple[list[Joint], list[Link]]:

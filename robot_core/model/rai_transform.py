@@ -110,9 +110,11 @@ def _numbers(text: str, source: SourceRef, what: str) -> list[float]:
 
 
 def vector_to_transform(values, source: SourceRef, what: str = "pose") -> np.ndarray:
-    """A 3-vector (position), 4-vector (quaternion w x y z) or 7-vector (both) as a 4x4."""
+    """A 3-vector (position), 4-vector (quaternion w x y z) or 7-vector (both) as a 4x4; [] is the identity."""
     v = [float(x) for x in values]
     m = np.eye(4)
+    if not v:
+        return m  # rai reads an empty pose as the identity
     if len(v) == 3:
         m[:3, 3] = v
     elif len(v) in (4, 7):
@@ -131,13 +133,16 @@ def vector_to_transform(values, source: SourceRef, what: str = "pose") -> np.nda
 
 
 def parse_transform(text: str, source: SourceRef, what: str = "pose") -> np.ndarray:
-    """Parse a chain like ``t(0 0 .5) d(90 1 0 0)`` (or plain 3/4/7 numbers) into a 4x4 matrix.
+    """Parse a chain like ``t(0 0 .5) d(90 1 0 0)`` (or plain 3/4/7 numbers, bracketed or not) into a 4x4 matrix.
 
     ``source.line`` is the line the text starts on; errors report the line of the offending step.
     """
     body = re.sub(r"^(\s*)T(?=\s|$)", r"\1 ", text)  # old rai files mark transforms as <T ...>
     if not body.strip():
         return np.eye(4)
+    bracketed = re.fullmatch(r"\s*\[(.*)\]\s*", body, re.DOTALL)  # rai also writes Q: "[x y z qw qx qy qz]"
+    if bracketed:
+        body = bracketed.group(1)
     if re.fullmatch(rf"\s*(?:{_NUMBER}[\s,]*)+", body):
         return vector_to_transform(_numbers(body, source, what), source, what)
     m = np.eye(4)

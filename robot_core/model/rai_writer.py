@@ -366,13 +366,15 @@ class _Writer:
 
     def _limit_attrs(self, joints: list[Joint]) -> list[tuple[str, str]]:
         attrs: list[tuple[str, str]] = []
-        bounds = []
+        lows, highs = [], []
         for j in joints:
             lim = j.limit
             if j.type != "continuous" and lim is not None and lim.lower is not None and lim.upper is not None:
-                bounds += [lim.lower, lim.upper]
-        if bounds:
-            attrs.append(("limits", _array(bounds)))
+                lows.append(lim.lower)
+                highs.append(lim.upper)
+        if lows:
+            # rai reads a joint's limits as [lo_1 .. lo_n hi_1 .. hi_n] (a 2 x n array, row by row).
+            attrs.append(("limits", _array(lows + highs)))
         lim = joints[0].limit
         vel = lim.velocity if lim else 0.0
         eff = lim.effort if lim else 0.0

@@ -114,8 +114,11 @@ class _UrdfReader:
             values = [float(p) for p in parts]
         except ValueError:
             values = []
-        if len(values) != n or any(math.isnan(v) for v in values):
+        if len(values) != n:
             raise RobotModelError(f"attribute {attr}=\"{text}\" must be {n} numbers", self.ref(el, where))
+        if not all(math.isfinite(v) for v in values):
+            raise RobotModelError(f"attribute {attr}=\"{text}\" must be {n} finite numbers (no nan or inf)",
+                                  self.ref(el, where))
         return np.array(values, dtype=float)
 
     def number(self, el: ET.Element, attr: str, where: str, default: float | None = None) -> float | None:

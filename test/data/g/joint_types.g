@@ -28,9 +28,10 @@ tz_origin (base) { Q: <t(0.3 0.3 0.2)> }
 tz (tz_origin) { joint: transZ, limits: [0 0.1], X: <t(0.3 0.3 0.25)> }     # absolute pose gives q = 0.05
 tz_link (tz) { mass: 0.2, shape: box, size: [0.05 0.05 0.05] }
 
-# --- multi-DOF joints: chains of scalar URDF joints J_<suffix> through massless links J_<suffix>_link
+# --- multi-DOF joints: chains of scalar URDF joints J_<suffix> through massless links J_<suffix>_link;
+#     limits are [lo_1 .. lo_n hi_1 .. hi_n], as rai reads them
 txy_origin (base) { Q: <t(-0.3 0.3 0.2)> }
-txy (txy_origin) { joint: transXY, limits: [-0.1 0.1 -0.2 0.2], q: [0.01 0.02] }
+txy (txy_origin) { joint: transXY, limits: [-0.1 -0.2 0.1 0.2], q: [0.01 0.02] }
 txy_link (txy) { mass: 0.2, shape: box, size: [0.05 0.05 0.05] }
 
 t3_origin (base) { Q: <t(-0.3 -0.3 0.2)> }
@@ -38,7 +39,7 @@ t3 (t3_origin) { joint: trans3, limits: [-0.1 0.1], q: [0.01 -0.02 0.03] }
 t3_link (t3) { mass: 0.2, shape: box, size: [0.05 0.05 0.05] }
 
 txyphi_origin (base) { Q: <t(0.3 -0.3 0.2)> }
-txyphi (txyphi_origin) { joint: transXYPhi, limits: [-1 1 -1 1 -3.2 3.2], q: [0.1 0.2 0.3] }
+txyphi (txyphi_origin) { joint: transXYPhi, limits: [-1 -1 -3.2 1 1 3.2], q: [0.1 0.2 0.3] }
 txyphi_link (txyphi) { mass: 0.2, shape: box, size: [0.05 0.05 0.05] }
 
 phitxy_origin (base) { Q: <t(0.4 0 0.2)> }
@@ -46,7 +47,7 @@ phitxy (phitxy_origin) { joint: phiTransXY, Q: <d(30 0 0 1) t(0.1 0.05 0)> }   #
 phitxy_link (phitxy) { mass: 0.2, shape: box, size: [0.05 0.05 0.05] }
 
 univ_origin (base) { Q: <t(-0.4 0 0.2)> }
-univ (univ_origin) { joint: universal, limits: [-1 1 -0.5 0.5], q: [0.2 -0.3] }
+univ (univ_origin) { joint: universal, limits: [-1 -0.5 1 0.5], q: [0.2 -0.3] }
 univ_link (univ) { mass: 0.3, shape: capsule, size: [0.1 0.02] }
 
 ball_origin (base) { Q: <t(0 0.4 0.2)> }

@@ -17,7 +17,7 @@ f_T (base) { Q: <T t(1 0 0) d(-90 0 1 0)> }          # older rai marks transform
 f_multi (base) { Q: <t(0.1 0.2 0.3)
                      d(30 0 0 1)> }                  # a chain may span lines
 f_abs (f_t) { X: <t(1 1 1)> }                        # absolute: relative to f_t it is t(0 -1 -2)
-f_pose (f_d) { pose: <t(0 0 1)> }                     # pose: is an alias of X
+f_pose (f_d) { pose: <t(0 0 1)> }                     # pose: read as X (warns: newer rai reads it as Q)
 
 # X below a joint is taken at the file's initial joint values (here j = 90 deg about z).
 j_origin (base) { Q: <t(0 0 1)> }
