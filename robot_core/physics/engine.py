@@ -51,6 +51,7 @@ from robot_core.physics.actuation import (
 )
 from robot_core.physics.builder import BuiltModel, PreparedSpec, compile_spec, index_model, prepare_spec
 from robot_core.physics.gil_step import GilHoldingStep
+from robot_core.physics.mjcf_spec import mjcf_gains
 from robot_core.text import clip
 
 INTEGRATORS = {
@@ -136,7 +137,8 @@ class PhysicsEngine:
         fixed_base: weld the root to the world (None: ``robot.fixed_base``).
         initial_positions: joint (or planar coordinate) -> position; overrides each joint's
             ``initial_position`` (default 0, clamped into the joint range). Used by :meth:`reset`.
-        gains: ``{joint: {"kp": .., "kd": .., "kv": ..}}`` overriding the tuned servo gains (joint space).
+        gains: ``{joint: {"kp": .., "kd": .., "kv": ..}}`` overriding the tuned servo gains (joint space; an MJCF
+            robot's actuator gains come first, see robot_core.physics.mjcf_spec).
         integrator: "implicitfast" (default; servo damping integrated implicitly), "implicit", "euler" or "rk4"
             (energy-conserving free motion; see the module docstring).
         servo_tuning: bandwidth / damping ratio of the default gains.
@@ -249,6 +251,7 @@ class PhysicsEngine:
         mimics = self._mimic_coupling()
         inertia = joint_inertia(model, self._data, self._act_dof, mimics)
         kp, kd, kv = default_gains(inertia, timestep, tuning)
+        apply_gain_overrides(mjcf_gains(robot, self.actuated_joint_names), self.actuated_joint_names, kp, kd, kv)
         apply_gain_overrides(gains, self.actuated_joint_names, kp, kd, kv)
         accel = acceleration_limits(inertia, np.array([lim.effort for lim in self.limits]), tuning)
         # Velocity guard of effort-mode joints: deadbeat for explicit integrators, 10x stiffer (still stable,
