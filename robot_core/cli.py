@@ -127,7 +127,7 @@ def describe(model: RobotModel) -> str:
 
 
 def _configure_describe(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="robot description (.urdf, .xacro, .urdf.xacro, .g)")
+    parser.add_argument("file", help="robot description (.urdf, .xacro, .urdf.xacro, .g, MJCF .xml/.mjcf)")
     add_robot_options(parser)
 
 
@@ -138,8 +138,8 @@ def _run_describe(args: argparse.Namespace) -> int:
 
 # --- convert ----------------------------------------------------------------------------------------------------
 def _configure_convert(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", help="robot description to read (.urdf, .xacro, .urdf.xacro, .g)")
-    parser.add_argument("output", help="file to write; the format follows the extension (.urdf, .g)")
+    parser.add_argument("input", help="robot description to read (.urdf, .xacro, .urdf.xacro, .g, MJCF .xml/.mjcf)")
+    parser.add_argument("output", help="file to write; the format follows the extension (.urdf, .g, MJCF .xml/.mjcf)")
     add_robot_options(parser)
 
 
@@ -147,7 +147,12 @@ def _run_convert(args: argparse.Namespace) -> int:
     from robot_core.model.loader import save_robot
 
     model = load_from_args(args.input, args)
-    save_robot(model, args.output)
+    if args.output.lower().endswith((".xml", ".mjcf")):
+        from robot_core.physics.mjcf_writer import save_mjcf
+
+        save_mjcf(model, args.output)
+    else:
+        save_robot(model, args.output)
     print(f"wrote {args.output} ({len(model.links)} links, {len(model.joints)} joints)")
     return 0
 

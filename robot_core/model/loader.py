@@ -119,10 +119,31 @@ def load_robot(
     return apply_options(model, fixed_base=fixed_base, merge_kinematic_links=merge_kinematic_links, density=density)
 
 
+def warn_not_carried(model: RobotModel, target: str) -> None:
+    """One warning listing what of an MJCF robot a URDF or .g file cannot carry (doc/mjcf.md)."""
+    if model.mjcf is None:
+        return
+    from robot_core.model import validation
+
+    lost = ["actuator types, gains, gear and dynamics beyond the ros2_control command interfaces and limits",
+            "joint armature, springs and solver parameters", "contact parameters and options",
+            *model.mjcf.not_carried]
+    validation.warn(f"{target} cannot carry from the MJCF: {'; '.join(lost)}",
+                    SourceRef(model.source_file, None, f"robot '{model.name}'"))
+
+
 def save_robot(model: RobotModel, path: str | os.PathLike) -> None:
-    """Write ``model`` in the format named by the file extension (.urdf or .g)."""
+    """Write ``model`` in the format named by the file extension (.urdf or .g).
+
+    MJCF output (.xml, .mjcf) needs the physics builder, a layer above this one:
+    :func:`robot_core.physics.mjcf_writer.save_mjcf` (``robot-core convert`` picks it by extension).
+    """
     p = os.fspath(path)
     low = p.lower()
+    if low.endswith((".xml", ".mjcf")):
+        raise RobotModelError("cannot save MJCF here: use robot_core.physics.mjcf_writer.save_mjcf (or robot-core "
+                              "convert)", SourceRef(p))
+    warn_not_carried(model, "a .urdf" if low.endswith(".urdf") else "a .g file")
     if low.endswith(".urdf"):
         from robot_core.model.urdf_writer import write_urdf
 

@@ -107,10 +107,11 @@ def load_spec(source: MjcfSource, source_file: str | None = None) -> mujoco.MjSp
     """Parse the MJCF with MuJoCo and give unnamed bodies and joints the names the reader uses."""
     where = source_file or source.path or "<string>"
     try:
-        if source.path is not None:
+        if source.path is not None and source.path.lower().endswith(".xml"):
             spec = mujoco.MjSpec.from_file(source.path)
-        else:
-            spec = mujoco.MjSpec.from_string(source.text or "")
+        else:  # MuJoCo picks its file decoder by extension: other names (.mjcf) are read as text
+            text = source.text if source.path is None else Path(source.path).read_text(errors="replace")
+            spec = mujoco.MjSpec.from_string(text or "")
             if source.base_dir:
                 spec.modelfiledir = source.base_dir
     except ValueError as exc:
@@ -241,13 +242,12 @@ class _MjcfReader:
         offsets: dict[int, np.ndarray] = {0: np.eye(4)}
         for b in bodies:
             offsets[b] = self.body(robot, b, offsets)
+        for joint in robot.joints.values():
+            if joint.is_scalar and joint.name in self.mj_joint:
+                joint.initial_position = float(m.qpos0[m.jnt_qposadr[self.mj_joint[joint.name]]])
         self.equalities(robot)
         self.actuators(robot)
         self.other_elements()
-        for joint in robot.joints.values():
-            if joint.is_scalar:
-                joint.initial_position = float(m.qpos0[m.jnt_qposadr[self.mj_joint[joint.name]]]) \
-                    if joint.name in self.mj_joint else None
         self.source.not_carried = self.notes
         return robot
 
@@ -372,7 +372,7 @@ class _MjcfReader:
             if not filename or resolved is None:
                 self.notes.append(f"mesh geom '{gname}' of link '{link.name}' (no readable mesh file)")
                 return
-            geo = Geometry("mesh", filename=resolved, resolved_filename=resolved,
+            geo = Geometry("mesh", filename="file://" + resolved, resolved_filename=resolved,
                            scale=np.asarray(mesh.scale, dtype=float).copy())
         placed = Pose.from_matrix(to_link @ pose)
         collides = bool(m.geom_contype[g] or m.geom_conaffinity[g])
