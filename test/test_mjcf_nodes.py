@@ -1,0 +1,54 @@
+"""An MJCF robot through the real nodes: the simulator runs the file, publishes its URDF conversion on
+/robot_description, and the controller manager (topic mode) built from that description moves both joints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cm_helpers import CmClient, JointStateRecorder, run_spawner, start_controller_manager
+from ros_harness import NodeProcess, wait_for
+
+pytest.importorskip("rclpy")
+pytestmark = pytest.mark.ros
+
+DATA = Path(__file__).resolve().parent / "data" / "mjcf"
+ARM = DATA / "two_link_arm.xml"
+TARGET = [0.7, -0.8]
+
+
+def test_mjcf_arm_moves_through_simulator_and_controller_manager(ros, processes):
+    from std_msgs.msg import Float64MultiArray, String
+
+    from robot_core.model import load_robot
+
+    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"urdf_path:={ARM}")
+    processes.append(sim)
+    sim.wait_for_output("simulator ready", timeout=60)
+    node = ros.node("mjcf_client")
+    descriptions: list[str] = []
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    node.create_subscription(String, "/robot_description", lambda m: descriptions.append(m.data), latched)
+    wait_for(lambda: descriptions, 30, "the simulator's /robot_description")
+    urdf = load_robot(descriptions[-1])  # URDF for ROS tools, with the MJCF's joints and ros2_control system
+    assert descriptions[-1].lstrip().startswith("<?xml") and "<robot" in descriptions[-1]
+    assert urdf.actuated_joint_names() == ["shoulder", "elbow"]
+
+    # the controller manager takes its description from the topic, like with any URDF robot
+    start_controller_manager(processes, yaml=DATA / "mjcf_controllers.yaml")
+    code, out = run_spawner("joint_state_broadcaster", "forward_position_controller")
+    assert code == 0, out
+    cm = CmClient(node)
+    assert cm.state("forward_position_controller") == "active"
+    states = JointStateRecorder(node)
+    commands = node.create_publisher(Float64MultiArray, "/forward_position_controller/commands", 10)
+    wait_for(lambda: commands.get_subscription_count() > 0, 30, "the controller's command subscription")
+
+    def arrived() -> bool:
+        commands.publish(Float64MultiArray(data=TARGET))
+        q = states.positions(["shoulder", "elbow"])
+        return q is not None and all(abs(a - b) < 0.01 for a, b in zip(q, TARGET, strict=True))
+
+    wait_for(arrived, 60, f"shoulder and elbow at {TARGET} on /joint_states", poll=0.1)
