@@ -100,3 +100,67 @@ def test_urdf_robot_written_as_mjcf_reads_back(tmp_path):
     assert back.scalar_joint_names() == robot.scalar_joint_names()
     for name in robot.scalar_joint_names():
         assert back.joints[name].limit.lower == pytest.approx(robot.joints[name].limit.lower)
+
+
+MENAGERIE = DATA / "menagerie_style.xml"
+HOPPER = Path(mujoco.__file__).resolve().parent.parent / "gymnasium" / "envs" / "mujoco" / "assets" / "hopper.xml"
+
+
+def test_body_with_two_joints_is_split_and_simulated_from_the_file():
+    sim = engine(MENAGERIE)
+    # the frame between j2 and j3 became a body of its own; the rest of the file is as written
+    assert sim.model.body("link2:j2").mass[0] == pytest.approx(1e-6)
+    assert sim.built.links["link2:j2"].body_id == sim.model.body("link2:j2").id
+    target = {"j1": 0.5, "j2": -0.4, "finger_a": 0.02}
+    sim.set_commands(list(target), positions=list(target.values()))
+    sim.step(5000)
+    q = dict(zip(sim.joint_names, sim.positions(), strict=True))
+    for name, value in target.items():
+        assert q[name] == pytest.approx(value, abs=5e-3), name
+    assert q["finger_b"] == pytest.approx(q["finger_a"], abs=1e-3)  # the file's equality (mimic) holds
+
+
+def test_kinematics_library_on_mjcf_matches_mujoco_on_the_file():
+    from robot_core.kinematics import SerialKinematicChain
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotModelWarning)
+        robot = load_robot(MENAGERIE)
+        chain = SerialKinematicChain(robot, "world", "finger_a")
+    model = mujoco.MjModel.from_xml_path(str(MENAGERIE))
+    data = mujoco.MjData(model)
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        q = np.array([rng.uniform(*model.jnt_range[model.joint(n).id]) for n in chain.joint_names])
+        for name, value in zip(chain.joint_names, q, strict=True):
+            data.qpos[model.jnt_qposadr[model.joint(name).id]] = value
+        mujoco.mj_kinematics(model, data)
+        pose = chain.forward_kinematics(q)
+        fid = model.body("finger_a").id
+        np.testing.assert_allclose(pose[:3, 3], data.xpos[fid], atol=1e-9)
+        np.testing.assert_allclose(pose[:3, :3], data.xmat[fid].reshape(3, 3), atol=1e-9)
+
+
+def test_body_with_unnamed_joints_falls_back_to_the_links_with_a_warning():
+    text = """<mujoco><worldbody><geom name="floor" type="plane" size="1 1 0.1"/>
+      <body name="cart" pos="0 0 1"><joint type="slide" axis="1 0 0"/><joint axis="0 1 0"/>
+      <geom size="0.1" mass="1"/></body></worldbody>
+      <actuator><motor joint="cart:joint0"/></actuator></mujoco>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotModelWarning)
+        robot = load_robot(text)
+    with pytest.warns(RobotModelWarning, match="cannot be split"):
+        sim = PhysicsEngine(robot)
+    assert mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_GEOM, "floor") < 0  # the file's world is not there
+    assert sim.joint_names == ["cart:joint0", "cart:joint1"]
+
+
+@pytest.mark.skipif(not HOPPER.is_file(), reason="gymnasium's MuJoCo assets are not installed")
+def test_gymnasium_hopper_lands_on_its_floor():
+    sim = engine(HOPPER, timestep=0.002)
+    assert mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_GEOM, "floor") >= 0
+    sim.step(1000)
+    assert np.all(np.isfinite(sim.data.qpos))
+    foot = sim.model.geom("foot_geom").id
+    assert 0.0 < sim.data.geom_xpos[foot][2] < 0.3  # standing or lying on the floor, not fallen through it
+    assert sim.model.body("torso:rootx").id > 0  # the torso's three joints became a chain

@@ -310,7 +310,11 @@ class _MjcfReader:
                 joint.dynamics = Dynamics(float(m.dof_damping[dof]), float(m.dof_frictionloss[dof]))
             if k < len(jids) - 1:
                 robot.links[child] = Link(child, source=ref)
-                self.source.link_bodies[child] = ""  # an intermediate frame: no body of its own
+                # A frame between two joints of one body: the simulator gives it a body of its own, named after
+                # it, as the first of a chain of bodies that each carry one of the joints (physics/mjcf_spec.py).
+                self.source.link_bodies[child] = child
+                self.source.link_offsets[child] = _trans(anchor).tolist()
+                self.source.split_bodies.setdefault(bname, []).append(jname)
             self.mj_joint[jname] = j
             robot.joints[jname] = joint
             link_name = child

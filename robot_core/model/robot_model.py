@@ -343,8 +343,10 @@ class MjcfSource:
 
     ``path`` or ``text`` (+ ``base_dir`` for its relative asset paths); ``link_bodies`` maps each link to the
     MuJoCo body it rides on and ``link_offsets`` (4x4, row-major lists) places the link frame in that body's
-    frame (non-identity where the joint's anchor is off the body origin); ``world_bodies`` are the bodies that
-    are not part of the robot; ``not_carried`` lists what a URDF of the robot cannot say.
+    frame (non-identity where the joint's anchor is off the body origin); ``split_bodies`` names the bodies
+    with several joints and the joints (all but the last) that the simulator moves into bodies of their own,
+    named like the intermediate links ``<body>:<joint>``; ``world_bodies`` are the bodies that are not part of
+    the robot; ``not_carried`` lists what a URDF of the robot cannot say.
     """
 
     path: str | None = None
@@ -352,6 +354,7 @@ class MjcfSource:
     base_dir: str | None = None
     link_bodies: dict[str, str] = field(default_factory=dict)
     link_offsets: dict[str, list[list[float]]] = field(default_factory=dict)
+    split_bodies: dict[str, list[str]] = field(default_factory=dict)
     world_bodies: list[str] = field(default_factory=list)
     servos: dict[str, MjcfServo] = field(default_factory=dict)
     not_carried: list[str] = field(default_factory=list)

@@ -63,7 +63,7 @@ import numpy as np
 from robot_core.model.robot_model import Geometry, Joint, RobotModel, RobotModelError, RobotModelWarning, SourceRef
 from robot_core.model.validation import roundoff_moment
 from robot_core.physics.collada import ColladaError, read_collada
-from robot_core.physics.mjcf_spec import link_offsets, prepare_mjcf_spec, simulates_file, split_bodies
+from robot_core.physics.mjcf_spec import link_frames, prepare_mjcf_spec
 
 TINY_MASS = 1e-6
 TINY_INERTIA = 1e-9
@@ -648,13 +648,9 @@ def prepare_spec(robot: RobotModel, *, fixed_base: bool | None = None, timestep:
     ``include_collisions=False`` drops collision geoms too (kinematics/dynamics queries need no geometry).
     """
     if robot.mjcf is not None:
-        if simulates_file(robot):
-            offsets = link_offsets(robot)
-            frames = {name: (body, offsets.get(name, np.eye(4))) for name, body in robot.mjcf.link_bodies.items()}
-            return PreparedSpec(prepare_mjcf_spec(robot, timestep), True, link_frames=frames)
-        _warn(f"{robot.source_file}: links {split_bodies(robot)} are frames between the joints of one MJCF body; "
-              "the simulator builds the robot from its links and joints instead of the file as written (the "
-              "file's world bodies, sensors, cameras, contacts and options are not simulated)")
+        mjcf_spec = prepare_mjcf_spec(robot, timestep)
+        if mjcf_spec is not None:
+            return PreparedSpec(mjcf_spec, True, link_frames=link_frames(robot))
     fb = robot.fixed_base if fixed_base is None else bool(fixed_base)
     b = _SpecBuilder(robot, fb, timestep, include_visuals, disable_linked_collisions, include_collisions,
                      limit_timeconst)

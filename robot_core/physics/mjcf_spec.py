@@ -8,42 +8,135 @@ watchdog, mode switches and gravity compensation behave as for any robot. The ac
 ctrlrange reach that servo through the RobotModel (:func:`mjcf_gains` and the joints' limits, set by
 :mod:`robot_core.model.mjcf_reader`). The engine's ``timestep`` wins over the file's ``<option timestep>``
 (the node paces and reports time by it); a different value in the file is warned about.
+
+A body with several joints is the one change to the file's tree: its links are a chain (``<body>:<joint>``
+frames between the joints), and every link needs a body, so the body's joints but the last move, as written, into
+new bodies of those names that wrap it (MuJoCo applies a body's joints one after the other, exactly like such a
+chain). Each new body carries :data:`SPLIT_MASS` kg, as MuJoCo refuses massless moving bodies. This is done on
+the file's XML text (numbers stay exactly as written), so the body and its joints must be named in the main
+file; otherwise :func:`prepare_mjcf_spec` returns None with a warning and the builder makes the robot from its
+links and joints (without the file's world).
 """
 
 from __future__ import annotations
 
+import re
 import warnings
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import mujoco
 import numpy as np
 
-from robot_core.model.mjcf_reader import load_spec
-from robot_core.model.robot_model import RobotModel, RobotModelWarning, SourceRef
+from robot_core.model.mjcf_reader import load_spec, mujoco_error, name_unnamed
+from robot_core.model.robot_model import MjcfSource, RobotModel, RobotModelError, RobotModelWarning, SourceRef
+
+# Mass (kg) and principal moments (kg m^2) of a body added between two joints of one MJCF body.
+SPLIT_MASS = 1e-6
+SPLIT_INERTIA = 1e-9
+_PLACEMENT = ("pos", "quat", "euler", "axisangle", "xyaxes", "zaxis")
+_INCLUDE = re.compile(r"<include\s+[^>]*file\s*=\s*[\"']([^\"']+)[\"']")
 
 
-def split_bodies(robot: RobotModel) -> list[str]:
-    """Links that are intermediate frames of a body with several joints (no MuJoCo body of their own)."""
-    if robot.mjcf is None:
-        return []
-    return [link for link, body in robot.mjcf.link_bodies.items() if not body]
+def _warn(robot: RobotModel, message: str) -> None:
+    warnings.warn(RobotModelWarning(f"{SourceRef(robot.source_file)}: {message}"), stacklevel=4)
 
 
-def simulates_file(robot: RobotModel) -> bool:
-    """Whether the simulator can use the robot's MJCF as written (it has one, and no body has several
-    joints: those become a chain of links, which only the RobotModel builder can give bodies)."""
-    return robot.mjcf is not None and not split_bodies(robot)
+class _UnsplittableError(Exception):
+    """The main file does not name the body or its joints as the split needs."""
 
 
-def prepare_mjcf_spec(robot: RobotModel, timestep: float) -> mujoco.MjSpec:
-    """The robot's MJCF as an uncompiled spec, without the actuators of the robot's joints (see the module
-    docstring), with the engine's timestep."""
+def _wrap_joints(text: str, splits: dict[str, list[str]]) -> str:
+    """The MJCF text with every split body's leading joints moved into wrapping bodies (module docstring)."""
+    root = ET.fromstring(text)
+    parent_of = {child: parent for parent in root.iter() for child in parent}
+    bodies = {b.get("name"): b for b in root.iter("body") if b.get("name")}
+    for name, moved in splits.items():
+        body = bodies.get(name)
+        if body is None:
+            raise _UnsplittableError(f"body '{name}' is not named in the main file")
+        joints = [c for c in body if c.tag == "joint"]
+        if [j.get("name") for j in joints[: len(moved)]] != moved:
+            raise _UnsplittableError(f"the joints {moved} of body '{name}' are not named in the main file")
+        parent = parent_of[body]
+        index = list(parent).index(body)
+        outer = holder = None
+        for joint_name, joint in zip(moved, joints, strict=False):
+            wrapper = ET.Element("body", {"name": f"{name}:{joint_name}"})
+            if body.get("childclass"):
+                wrapper.set("childclass", body.get("childclass"))
+            if outer is None:
+                outer = wrapper
+                for key in _PLACEMENT:
+                    if key in body.attrib:
+                        wrapper.set(key, body.attrib.pop(key))
+            else:
+                holder.append(wrapper)
+            ET.SubElement(wrapper, "inertial", {"pos": "0 0 0", "mass": repr(SPLIT_MASS),
+                                                 "diaginertia": " ".join([repr(SPLIT_INERTIA)] * 3)})
+            # (a compiler with inertiafromgeom="true" ignores <inertial>; this invisible, contact-free geom then
+            # gives the same mass)
+            ET.SubElement(wrapper, "geom", {"type": "sphere", "size": "0.001", "mass": repr(SPLIT_MASS),
+                                             "contype": "0", "conaffinity": "0", "group": "5", "rgba": "0 0 0 0"})
+            body.remove(joint)
+            wrapper.append(joint)
+            holder = wrapper
+        assert outer is not None and holder is not None
+        parent.remove(body)
+        holder.append(body)
+        parent.insert(index, outer)
+    return ET.tostring(root, encoding="unicode")
+
+
+def _includes(text: str, base: Path, found: dict[str, bytes]) -> dict[str, bytes]:
+    """Every file included (recursively) by ``text``, by the name it is included as."""
+    for name in _INCLUDE.findall(text):
+        if name not in found:
+            data = (base / name).read_bytes()
+            found[name] = data
+            _includes(data.decode("utf-8", errors="replace"), base, found)
+    return found
+
+
+def _split_spec(robot: RobotModel) -> mujoco.MjSpec:
+    source = robot.mjcf
+    assert source is not None
+    text = source.text if source.path is None else Path(source.path).read_text(errors="replace")
+    base = Path(source.base_dir or ".")
+    try:
+        wrapped = _wrap_joints(text or "", source.split_bodies)
+        includes = _includes(text or "", base, {})
+    except (ET.ParseError, OSError) as exc:
+        raise _UnsplittableError(str(exc)) from None
+    try:
+        spec = mujoco.MjSpec.from_string(wrapped, include=includes or None)
+    except ValueError as exc:
+        raise mujoco_error(exc, robot.source_file) from None
+    spec.modelfiledir = str(base.resolve()) + "/"
+    name_unnamed(spec)
+    return spec
+
+
+def prepare_mjcf_spec(robot: RobotModel, timestep: float) -> mujoco.MjSpec | None:
+    """The robot's MJCF as an uncompiled spec, without the actuators of the robot's joints and with the engine's
+    timestep (see the module docstring); None, with a warning, when a body with several joints cannot be
+    split in the file."""
     assert robot.mjcf is not None
-    spec = load_spec(robot.mjcf, robot.source_file)
+    if robot.mjcf.split_bodies:
+        try:
+            spec = _split_spec(robot)
+        except _UnsplittableError as exc:
+            _warn(robot, f"bodies {sorted(robot.mjcf.split_bodies)} have several joints and cannot be split in "
+                         f"the file ({exc}); the simulator builds the robot from its links and joints instead "
+                         "of the file as written (the file's world bodies, sensors, cameras, contacts and options "
+                         "are not simulated)")
+            return None
+    else:
+        spec = load_spec(robot.mjcf, robot.source_file)
     file_dt = robot.mjcf.timestep
     if file_dt is not None and abs(file_dt - float(timestep)) > 1e-12:
-        warnings.warn(RobotModelWarning(f"{SourceRef(robot.source_file, None, '<option timestep>')}: the file "
-                                        f"asks for {file_dt:g} s, the simulator steps at {float(timestep):g} s "
-                                        "(its timestep parameter wins)"), stacklevel=3)
+        _warn(robot, f"<option timestep>: the file asks for {file_dt:g} s, the simulator steps at "
+                     f"{float(timestep):g} s (its timestep parameter wins)")
     spec.option.timestep = float(timestep)
     robot_joints = {j.name for j in robot.joints.values() if j.is_scalar}
     for act in list(spec.actuators):
@@ -52,10 +145,13 @@ def prepare_mjcf_spec(robot: RobotModel, timestep: float) -> mujoco.MjSpec:
     return spec
 
 
-def link_offsets(robot: RobotModel) -> dict[str, np.ndarray]:
-    """Link -> its frame in its body's frame (identity unless the joint's anchor is off the body origin)."""
-    assert robot.mjcf is not None
-    return {name: np.asarray(m, dtype=float) for name, m in robot.mjcf.link_offsets.items()}
+def link_frames(robot: RobotModel) -> dict[str, tuple[str, np.ndarray]]:
+    """Link -> (its MuJoCo body, the link frame in that body's frame)."""
+    source: MjcfSource | None = robot.mjcf
+    if source is None:
+        raise RobotModelError("not an MJCF robot", SourceRef(robot.source_file))
+    return {name: (body, np.asarray(source.link_offsets.get(name, np.eye(4)), dtype=float))
+            for name, body in source.link_bodies.items()}
 
 
 def mjcf_gains(robot: RobotModel, actuated: list[str]) -> dict[str, dict[str, float]]:

@@ -14,7 +14,6 @@ from pathlib import Path
 from robot_core.model.mjcf_reader import load_spec
 from robot_core.model.robot_model import RobotModel, RobotModelError, RobotModelWarning, SourceRef
 from robot_core.physics.builder import prepare_spec
-from robot_core.physics.mjcf_spec import simulates_file
 
 
 def _not_carried(robot: RobotModel) -> list[str]:
@@ -34,8 +33,7 @@ def _not_carried(robot: RobotModel) -> list[str]:
 
 def write_mjcf(robot: RobotModel) -> str:
     """MJCF text of ``robot`` (see the module docstring)."""
-    if simulates_file(robot):
-        assert robot.mjcf is not None
+    if robot.mjcf is not None:
         spec = load_spec(robot.mjcf, robot.source_file)
     else:
         lost = _not_carried(robot)
