@@ -52,3 +52,30 @@ def test_mjcf_arm_moves_through_simulator_and_controller_manager(ros, processes)
         return q is not None and all(abs(a - b) < 0.01 for a, b in zip(q, TARGET, strict=True))
 
     wait_for(arrived, 60, f"shoulder and elbow at {TARGET} on /joint_states", poll=0.1)
+
+
+def test_simulator_takes_mjcf_text_on_its_topic_and_refuses_a_broken_one(ros, processes):
+    """No description parameter: the simulator waits on /robot_description; a broken MJCF is refused with its
+    line and the node stays up; the scene's text then starts it (the pendulum's joint on /robot_joint_states)."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+
+    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", "robot_description_topic:=/mjcf_description")
+    processes.append(sim)
+    sim.wait_for_output("waiting for the robot description", timeout=60)
+    node = ros.node("mjcf_topic_client")
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    pub = node.create_publisher(String, "/mjcf_description", latched)
+    scene = (DATA / "scene_box_camera.xml").read_text()
+    broken = scene.replace('<joint name="swing" type="hinge"', '<joint name="swing" type="spiral"')
+    pub.publish(String(data=broken))
+    sim.wait_for_output("cannot simulate the robot description", timeout=60)
+    line = next(i for i, t in enumerate(broken.splitlines(), 1) if "spiral" in t)
+    assert f"<string>:{line}: <joint>" in sim.output() and sim.alive()
+
+    names: list[list[str]] = []
+    node.create_subscription(JointState, "/robot_joint_states", lambda m: names.append(list(m.name)),
+                             qos_profile_sensor_data)
+    pub.publish(String(data=scene))
+    wait_for(lambda: names and names[-1] == ["swing"], 60, "the pendulum's joint state")

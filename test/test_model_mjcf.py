@@ -225,3 +225,39 @@ CORPUS = [SITE_PACKAGES / "gymnasium" / "envs" / "mujoco" / "assets" / name for 
 def test_installed_mjcf_corpus_loads_and_matches_mujoco(path):
     """Real MJCF files shipped with gymnasium: load, and the reader's structure reproduces MuJoCo's FK."""
     test_fk_and_jacobian_match_mujoco_at_random_poses(path)
+
+
+def _stl_vertices(path: Path) -> np.ndarray:
+    import struct
+
+    raw = path.read_bytes()
+    count = struct.unpack("<I", raw[80:84])[0]
+    return np.array([struct.unpack("<3f", raw[84 + 50 * i + 12 + 12 * k: 84 + 50 * i + 24 + 12 * k])
+                     for i in range(count) for k in range(3)], dtype=float)
+
+
+def test_mesh_geoms_place_the_file_where_mujoco_puts_it():
+    """MuJoCo recentres a mesh on its centre of mass and moves the geom with it; the link's mesh visual places
+    the file's own vertices, which must land where MuJoCo's recentred vertices are (meshdir, scale, degrees)."""
+    path = DATA / "mesh_arm.xml"
+    robot = load_quiet(path)
+    (visual,) = robot.links["link"].visuals
+    (collision,) = robot.links["link"].collisions
+    assert visual.geometry.resolved_filename == str((DATA / "assets" / "wedge.stl").resolve())
+    assert visual.geometry.filename.startswith("file://")
+    np.testing.assert_allclose(visual.geometry.scale, [0.5, 1.0, 2.0])
+    model = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(model)
+    data.qpos[0] = 0.4
+    mujoco.mj_kinematics(model, data)
+    body = np.eye(4)
+    body[:3, :3] = data.xmat[model.body("link").id].reshape(3, 3)
+    body[:3, 3] = data.xpos[model.body("link").id]
+    placed = body @ collision.origin.matrix()
+    ours = _stl_vertices(DATA / "assets" / "wedge.stl") * visual.geometry.scale @ placed[:3, :3].T + placed[:3, 3]
+    mesh = model.geom("shell").dataid[0]
+    verts = model.mesh_vert[model.mesh_vertadr[mesh]: model.mesh_vertadr[mesh] + model.mesh_vertnum[mesh]]
+    g = model.geom("shell").id
+    theirs = verts @ data.geom_xmat[g].reshape(3, 3).T + data.geom_xpos[g]
+    nearest = np.linalg.norm(ours[:, None, :] - theirs[None, :, :], axis=2).min(axis=1)
+    assert nearest.max() < 1e-6  # float32 STL coordinates
