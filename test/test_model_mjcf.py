@@ -261,3 +261,18 @@ def test_mesh_geoms_place_the_file_where_mujoco_puts_it():
     theirs = verts @ data.geom_xmat[g].reshape(3, 3).T + data.geom_xpos[g]
     nearest = np.linalg.norm(ours[:, None, :] - theirs[None, :, :], axis=2).min(axis=1)
     assert nearest.max() < 1e-6  # float32 STL coordinates
+
+
+def test_errors_in_an_included_file_name_that_file_and_line(tmp_path):
+    """MuJoCo says line 0 for elements of included files; the reader finds the element there."""
+    (tmp_path / "arm_body.xml").write_text('<mujoco>\n  <worldbody>\n    <body name="b">\n'
+                                           '      <joint name="jj" type="ball"/>\n      <geom size="0.1"/>\n'
+                                           '    </body>\n  </worldbody>\n</mujoco>\n')
+    main = tmp_path / "main.xml"
+    main.write_text('<mujoco model="m">\n  <include file="arm_body.xml"/>\n'
+                    '  <actuator><motor joint="jj"/></actuator>\n</mujoco>\n')
+    with pytest.raises(RobotModelError, match=rf"{tmp_path / 'arm_body.xml'}:4: joint 'jj': ball joint"):
+        load_quiet(main)
+    (tmp_path / "arm_body.xml").write_text((tmp_path / "arm_body.xml").read_text().replace('"ball"', '"wobble"'))
+    with pytest.raises(RobotModelError, match=rf"{tmp_path / 'arm_body.xml'}:4: <joint>: .*wobble"):
+        load_quiet(main)

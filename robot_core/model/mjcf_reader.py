@@ -52,6 +52,7 @@ _GEOM_KINDS = {
 }
 # MuJoCo shows geom groups 0-2 by default; menagerie puts collision-only geoms in group 3.
 VISIBLE_GROUPS = (0, 1, 2)
+_INCLUDE = re.compile(r"<include\s+[^>]*file\s*=\s*[\"']([^\"']+)[\"']")
 _JOINT_TRN = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
 _ROOT_TAG = re.compile(r"<\s*([A-Za-z_][\w.:-]*)")
 _PROLOGUE = re.compile(r"\s*(<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)", re.S)
@@ -87,6 +88,31 @@ def is_mjcf_file(path: str | os.PathLike) -> bool:
     return is_mjcf_text(head)
 
 
+def _files(source_file: str) -> list[Path]:
+    """The MJCF file and every file it includes (recursively), for finding an element MuJoCo gives no line for."""
+    main = Path(source_file)
+    out: list[Path] = []
+    todo = [main]
+    while todo:
+        path = todo.pop(0)
+        if path in out or not path.is_file():
+            continue
+        out.append(path)
+        todo.extend(main.parent / name for name in _INCLUDE.findall(path.read_text(errors="replace")))
+    return out
+
+
+def locate(source_file: str, tag: str, token: str, element: str) -> SourceRef:
+    """File and line of the ``<tag ...>`` (``tag``: a regular expression) holding ``token`` (a name or a value),
+    searched in the file and its includes: MuJoCo reports line 0 for elements of included files."""
+    needle = re.compile(rf"<{tag}\b[^>]*[\"']{re.escape(token)}[\"']")
+    for path in _files(source_file):
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+            if needle.search(line):
+                return SourceRef(str(path) if path != Path(source_file) else source_file, number, element)
+    return SourceRef(source_file, None, element)
+
+
 def mujoco_error(exc: Exception, source_file: str) -> RobotModelError:
     """MuJoCo's parse/compile message as one line naming file, line and element."""
     text = str(exc)
@@ -99,8 +125,12 @@ def mujoco_error(exc: Exception, source_file: str) -> RobotModelError:
     element = f"<{elem_m.group(1)}>" if elem_m and elem_m.group(1) else "MJCF"
     if "Element name" in text and elem_m is not None:
         element = f"element '{elem_m.group(1)}'" if elem_m.group(1) else "unnamed element"
-    return RobotModelError(f"MuJoCo refuses the MJCF: {first}",
-                           SourceRef(source_file, int(line_m.group(1)) if line_m else None, element))
+    line = int(line_m.group(1)) if line_m else None
+    where = SourceRef(source_file, line or None, element)
+    token = re.search(r"'([^']+)'", first)
+    if not line and elem_m is not None and "Element name" not in text and token is not None:
+        where = locate(source_file, re.escape(elem_m.group(1)), token.group(1), element)
+    return RobotModelError(f"MuJoCo refuses the MJCF: {first}", where)
 
 
 def load_spec(source: MjcfSource, source_file: str | None = None) -> mujoco.MjSpec:
@@ -191,7 +221,12 @@ class _MjcfReader:
 
     def ref(self, kind: str, name: str) -> SourceRef:
         el = {"body": self.spec.body, "joint": self.spec.joint, "actuator": self.spec.actuator}[kind](name)
-        return SourceRef(self.file, _line(el.info) if el is not None else None, f"{kind} '{name}'")
+        line = _line(el.info) if el is not None else None
+        if line:
+            return SourceRef(self.file, line, f"{kind} '{name}'")
+        tag = kind if kind != "actuator" else "[a-z]+"
+        return locate(self.file, tag, name, f"{kind} '{name}'") if Path(self.file).is_file() else \
+            SourceRef(self.file, None, f"{kind} '{name}'")
 
     # -- which bodies are the robot ------------------------------------------------------------------
     def robot_bodies(self) -> tuple[list[int], list[int]]:
