@@ -164,3 +164,18 @@ def test_gymnasium_hopper_lands_on_its_floor():
     foot = sim.model.geom("foot_geom").id
     assert 0.0 < sim.data.geom_xpos[foot][2] < 0.3  # standing or lying on the floor, not fallen through it
     assert sim.model.body("torso:rootx").id > 0  # the torso's three joints became a chain
+
+
+GYM = HOPPER.parent
+CORPUS = [GYM / n for n in ("ant.xml", "humanoid.xml", "half_cheetah.xml", "pusher.xml", "reacher.xml", "swimmer.xml")]
+
+
+@pytest.mark.parametrize("path", [p for p in CORPUS if p.is_file()], ids=lambda p: p.stem)
+def test_installed_mjcf_corpus_simulates(path):
+    """gymnasium's MJCF robots run in the engine from their files: finite for a second, every link indexed."""
+    sim = engine(path, timestep=0.002)
+    sim.step(500)
+    assert np.all(np.isfinite(sim.data.qpos))
+    assert set(sim.built.links) == set(sim.robot.links)
+    for body in sim.robot.mjcf.world_bodies:
+        assert sim.model.body(body).id > 0  # the world's bodies are kept
