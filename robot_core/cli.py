@@ -123,6 +123,15 @@ def describe(model: RobotModel) -> str:
                       f"{len({n.joint for n in nodes})} joints; drivers: {', '.join(sorted({n.node for n in nodes}))}"]
     if model.transmissions:
         lines += ["", f"transmissions: {len(model.transmissions)}"]
+    if model.mjcf is not None:
+        lines += ["", "MJCF (the simulator runs the file as written, doc/mjcf.md):"]
+        for joint, servo in model.mjcf.servos.items():
+            gains = ", ".join(f"{k} {v:g}" for k, v in (("kp", servo.kp), ("kd", servo.kd), ("kv", servo.kv))
+                              if v is not None)
+            lines.append(f"  {joint:28s} {servo.interface} from actuator '{servo.actuator}'"
+                         + (f" ({gains})" if gains else ""))
+        if model.mjcf.world_bodies:
+            lines.append(f"  world bodies (not links): {', '.join(model.mjcf.world_bodies)}")
     return "\n".join(lines)
 
 

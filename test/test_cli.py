@@ -173,6 +173,9 @@ def test_describe_mjcf_prints_its_joints():
     assert "degrees of freedom (2 actuated):" in result.stdout
     assert "shoulder" in result.stdout and "[-2, 2] rad, effort 40" in result.stdout
     assert "elbow" in result.stdout and "[-2.5, 2.5] rad, effort 20" in result.stdout
+    assert "shoulder                     position from actuator 'shoulder_servo' (kp 200, kd 10)" in result.stdout
+    scene = run_cli("describe", str(REPO / "test" / "data" / "mjcf" / "scene_box_camera.xml"))
+    assert scene.returncode == 0 and "world bodies (not links): crate" in scene.stdout
 
 
 def test_broken_mjcf_exits_2_with_one_line(tmp_path):

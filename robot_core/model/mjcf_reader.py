@@ -41,6 +41,7 @@ from robot_core.model.robot_model import (
 )
 
 WORLD = "world"
+MUJOCO_DEFAULT_TIMESTEP = 0.002
 TOPIC_PLUGIN = "topic_based_ros2_control/TopicBasedSystem"
 # Geom types URDF can express: MuJoCo type -> RobotModel kind.
 _GEOM_KINDS = {
@@ -553,8 +554,10 @@ def read_mjcf(text: str | bytes, source_file: str = "<string>", base_dir: str | 
                         base_dir=str(base_dir) if base_dir is not None else (
                             str(Path(path).resolve().parent) if path else None))
     spec = load_spec(source, source_file)
-    timestep = re.search(r"<option\b[^>]*\btimestep\s*=", text or "")
-    source.timestep = float(spec.option.timestep) if timestep else None
+    # Whether the file sets <option timestep> (in the main text, or anywhere when it differs from MuJoCo's default).
+    written = re.search(r"<option\b[^>]*\btimestep\s*=", text or "") is not None
+    dt = float(spec.option.timestep)
+    source.timestep = dt if written or dt != MUJOCO_DEFAULT_TIMESTEP else None
     reader = _MjcfReader(spec, source, source_file, text)
     model = reader.read()
     validation.validate_model(model, check_inertials=False)
