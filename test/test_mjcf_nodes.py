@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from cm_helpers import CmClient, JointStateRecorder, run_spawner, start_controller_manager
 from ros_harness import NodeProcess, wait_for
+from sim_helpers import SimClient
 
 pytest.importorskip("rclpy")
 pytestmark = pytest.mark.ros
@@ -18,23 +19,23 @@ TARGET = [0.7, -0.8]
 
 
 def test_mjcf_arm_moves_through_simulator_and_controller_manager(ros, processes):
-    from std_msgs.msg import Float64MultiArray, String
+    from std_msgs.msg import Float64MultiArray
 
     from robot_core.model import load_robot
 
     sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"urdf_path:={ARM}")
     processes.append(sim)
     sim.wait_for_output("simulator ready", timeout=60)
-    node = ros.node("mjcf_client")
-    descriptions: list[str] = []
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-
-    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    node.create_subscription(String, "/robot_description", lambda m: descriptions.append(m.data), latched)
-    wait_for(lambda: descriptions, 30, "the simulator's /robot_description")
-    urdf = load_robot(descriptions[-1])  # URDF for ROS tools, with the MJCF's joints and ros2_control system
-    assert descriptions[-1].lstrip().startswith("<?xml") and "<robot" in descriptions[-1]
+    client = SimClient(ros, "mjcf_client")
+    node = client.node
+    wait_for(lambda: client.description, 30, "the simulator's /robot_description")
+    urdf = load_robot(client.description[-1])  # URDF for ROS tools, with the MJCF's joints and ros2_control system
+    assert client.description[-1].lstrip().startswith("<?xml") and "<robot" in client.description[-1]
     assert urdf.actuated_joint_names() == ["shoulder", "elbow"]
+    # /tf names the links of the MJCF bodies; the fixed placement of the base in the world is static
+    wait_for(lambda: ("upper_arm", "forearm") in client.tf and ("world", "base") in client.tf_static, 30,
+             "the arm's transforms")
+    assert client.tf_static[("world", "base")].transform.translation.z == pytest.approx(0.1)
 
     # the controller manager takes its description from the topic, like with any URDF robot
     start_controller_manager(processes, yaml=DATA / "mjcf_controllers.yaml")
@@ -52,6 +53,28 @@ def test_mjcf_arm_moves_through_simulator_and_controller_manager(ros, processes)
         return q is not None and all(abs(a - b) < 0.01 for a, b in zip(q, TARGET, strict=True))
 
     wait_for(arrived, 60, f"shoulder and elbow at {TARGET} on /joint_states", poll=0.1)
+
+
+def test_mjcf_arm_moves_in_the_embedded_controller_manager(ros, processes):
+    """hardware_mode embedded: the controller manager runs the engine on the MJCF file itself."""
+    from std_msgs.msg import Float64MultiArray
+
+    start_controller_manager(processes, "hardware_mode:=embedded", f"robot_description_file:={ARM}",
+                             yaml=DATA / "mjcf_controllers.yaml")
+    code, out = run_spawner("joint_state_broadcaster", "forward_position_controller")
+    assert code == 0, out
+    node = ros.node("mjcf_embedded_client")
+    states = JointStateRecorder(node)
+    commands = node.create_publisher(Float64MultiArray, "/forward_position_controller/commands", 10)
+    wait_for(lambda: commands.get_subscription_count() > 0, 30, "the controller's command subscription")
+    target = [-0.5, 1.1]
+
+    def arrived() -> bool:
+        commands.publish(Float64MultiArray(data=target))
+        q = states.positions(["shoulder", "elbow"])
+        return q is not None and all(abs(a - b) < 0.01 for a, b in zip(q, target, strict=True))
+
+    wait_for(arrived, 60, f"shoulder and elbow at {target} on /joint_states", poll=0.1)
 
 
 def test_simulator_takes_mjcf_text_on_its_topic_and_refuses_a_broken_one(ros, processes):
