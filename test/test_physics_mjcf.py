@@ -179,3 +179,24 @@ def test_installed_mjcf_corpus_simulates(path):
     assert set(sim.built.links) == set(sim.robot.links)
     for body in sim.robot.mjcf.world_bodies:
         assert sim.model.body(body).id > 0  # the world's bodies are kept
+
+
+def test_split_body_inside_an_included_file(tmp_path):
+    """menagerie's scenes include the robot's file: a body with two joints there is split in that file's text."""
+    (tmp_path / "robot.xml").write_text(
+        '<mujoco>\n  <worldbody>\n    <body name="cart" pos="0 0 0.3">\n'
+        '      <joint name="x" type="slide" axis="1 0 0"/>\n      <joint name="tilt" axis="0 1 0" pos="0 0 -0.1"/>\n'
+        '      <geom type="box" size="0.1 0.1 0.05" mass="2"/>\n    </body>\n  </worldbody>\n'
+        '  <actuator><position joint="x" kp="100" kv="20"/><position joint="tilt" kp="50" kv="5"/></actuator>\n'
+        '</mujoco>\n')
+    scene = tmp_path / "scene.xml"
+    scene.write_text('<mujoco model="scene">\n  <include file="robot.xml"/>\n'
+                     '  <worldbody><geom name="floor" type="plane" size="2 2 0.1"/></worldbody>\n</mujoco>\n')
+    sim = engine(scene)
+    assert mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_GEOM, "floor") >= 0  # the file's world is there
+    assert sim.model.body("cart:x").id > 0
+    sim.set_commands(["x", "tilt"], positions=[0.2, 0.3])
+    sim.step(3000)
+    np.testing.assert_allclose(sim.positions(), [0.2, 0.3], atol=5e-3)
+    # the link between the two joints follows the slide only
+    np.testing.assert_allclose(sim.built.link_pose(sim.data, "cart:x")[:3, 3], [0.2, 0.0, 0.3], atol=5e-3)

@@ -9,6 +9,7 @@ documented in doc/mjcf.md.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -89,6 +90,11 @@ def is_mjcf_file(path: str | os.PathLike) -> bool:
     return is_mjcf_text(head)
 
 
+def include_names(text: str) -> list[str]:
+    """The files an MJCF text includes, as written in its ``<include file>`` elements."""
+    return _INCLUDE.findall(text)
+
+
 def _files(source_file: str) -> list[Path]:
     """The MJCF file and every file it includes (recursively), for finding an element MuJoCo gives no line for."""
     main = Path(source_file)
@@ -99,8 +105,14 @@ def _files(source_file: str) -> list[Path]:
         if path in out or not path.is_file():
             continue
         out.append(path)
-        todo.extend(main.parent / name for name in _INCLUDE.findall(path.read_text(errors="replace")))
+        todo.extend(main.parent / name for name in include_names("\n".join(_lines(str(path), path.stat().st_mtime))))
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _lines(path: str, mtime: float) -> tuple[str, ...]:
+    """A file's lines, read once per version (the reader locates every element of an included file)."""
+    return tuple(Path(path).read_text(errors="replace").splitlines())
 
 
 def locate(source_file: str, tag: str, token: str, element: str) -> SourceRef:
@@ -108,7 +120,7 @@ def locate(source_file: str, tag: str, token: str, element: str) -> SourceRef:
     searched in the file and its includes: MuJoCo reports line 0 for elements of included files."""
     needle = re.compile(rf"<{tag}\b[^>]*[\"']{re.escape(token)}[\"']")
     for path in _files(source_file):
-        for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        for number, line in enumerate(_lines(str(path), path.stat().st_mtime), start=1):
             if needle.search(line):
                 return SourceRef(str(path) if path != Path(source_file) else source_file, number, element)
     return SourceRef(source_file, None, element)
@@ -208,11 +220,10 @@ def _rot(axis: np.ndarray, angle: float) -> np.ndarray:
 class _MjcfReader:
     """One read: the parsed spec, its compiled model and the RobotModel being built."""
 
-    def __init__(self, spec: mujoco.MjSpec, source: MjcfSource, source_file: str, xml_text: str | None):
+    def __init__(self, spec: mujoco.MjSpec, source: MjcfSource, source_file: str):
         self.spec = spec
         self.source = source
         self.file = source_file
-        self.xml_text = xml_text
         try:
             self.m = spec.compile()
         except ValueError as exc:
@@ -310,8 +321,8 @@ class _MjcfReader:
                 raise RobotModelError("ball joint: a RobotModel (and URDF) has no spherical joint, so controllers "
                                       "could not address it; replace it by three hinges", jref)
             if jtype == mujoco.mjtJoint.mjJNT_FREE:
-                if parent_b != 0:
-                    raise RobotModelError("free joint below another body", jref)
+                if parent_b != 0 or len(jids) > 1:
+                    raise RobotModelError("a free joint must be the only joint of a top-level body", jref)
                 robot.joints[jname] = Joint(jname, "floating", WORLD, child, Pose.from_matrix(placement), source=jref)
                 self.mj_joint[jname] = j
                 link_name = child
@@ -558,7 +569,7 @@ def read_mjcf(text: str | bytes, source_file: str = "<string>", base_dir: str | 
     written = re.search(r"<option\b[^>]*\btimestep\s*=", text or "") is not None
     dt = float(spec.option.timestep)
     source.timestep = dt if written or dt != MUJOCO_DEFAULT_TIMESTEP else None
-    reader = _MjcfReader(spec, source, source_file, text)
+    reader = _MjcfReader(spec, source, source_file)
     model = reader.read()
     validation.validate_model(model, check_inertials=False)
     return model

@@ -13,14 +13,13 @@ A body with several joints is the one change to the file's tree: its links are a
 frames between the joints), and every link needs a body, so the body's joints but the last move, as written, into
 new bodies of those names that wrap it (MuJoCo applies a body's joints one after the other, exactly like such a
 chain). Each new body carries :data:`SPLIT_MASS` kg, as MuJoCo refuses massless moving bodies. This is done on
-the file's XML text (numbers stay exactly as written), so the body and its joints must be named in the main
-file; otherwise :func:`prepare_mjcf_spec` returns None with a warning and the builder makes the robot from its
-links and joints (without the file's world).
+the file's XML text (numbers stay exactly as written), so the body and its joints must be named in the file
+(main or included) that writes them; otherwise :func:`prepare_mjcf_spec` returns None with a warning and the
+builder makes the robot from its links and joints (without the file's world).
 """
 
 from __future__ import annotations
 
-import re
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -28,14 +27,13 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from robot_core.model.mjcf_reader import load_spec, mujoco_error, name_unnamed
+from robot_core.model.mjcf_reader import include_names, load_spec, mujoco_error, name_unnamed
 from robot_core.model.robot_model import MjcfSource, RobotModel, RobotModelError, RobotModelWarning, SourceRef
 
 # Mass (kg) and principal moments (kg m^2) of a body added between two joints of one MJCF body.
 SPLIT_MASS = 1e-6
 SPLIT_INERTIA = 1e-9
 _PLACEMENT = ("pos", "quat", "euler", "axisangle", "xyaxes", "zaxis")
-_INCLUDE = re.compile(r"<include\s+[^>]*file\s*=\s*[\"']([^\"']+)[\"']")
 
 
 def _warn(robot: RobotModel, message: str) -> None:
@@ -43,58 +41,69 @@ def _warn(robot: RobotModel, message: str) -> None:
 
 
 class _UnsplittableError(Exception):
-    """The main file does not name the body or its joints as the split needs."""
+    """The files do not name the body or its joints as the split needs."""
 
 
-def _wrap_joints(text: str, splits: dict[str, list[str]]) -> str:
-    """The MJCF text with every split body's leading joints moved into wrapping bodies (module docstring)."""
-    root = ET.fromstring(text)
+def _wrap_body(root: ET.Element, name: str, moved: list[str]) -> None:
+    """Move the body's leading joints ``moved`` into wrapping bodies (module docstring), in place."""
     parent_of = {child: parent for parent in root.iter() for child in parent}
-    bodies = {b.get("name"): b for b in root.iter("body") if b.get("name")}
-    for name, moved in splits.items():
-        body = bodies.get(name)
-        if body is None:
-            raise _UnsplittableError(f"body '{name}' is not named in the main file")
-        joints = [c for c in body if c.tag == "joint"]
-        if [j.get("name") for j in joints[: len(moved)]] != moved:
-            raise _UnsplittableError(f"the joints {moved} of body '{name}' are not named in the main file")
-        parent = parent_of[body]
-        index = list(parent).index(body)
-        outer = holder = None
-        for joint_name, joint in zip(moved, joints, strict=False):
-            wrapper = ET.Element("body", {"name": f"{name}:{joint_name}"})
-            if body.get("childclass"):
-                wrapper.set("childclass", body.get("childclass"))
-            if outer is None:
-                outer = wrapper
-                for key in _PLACEMENT:
-                    if key in body.attrib:
-                        wrapper.set(key, body.attrib.pop(key))
-            else:
-                holder.append(wrapper)
-            ET.SubElement(wrapper, "inertial", {"pos": "0 0 0", "mass": repr(SPLIT_MASS),
-                                                 "diaginertia": " ".join([repr(SPLIT_INERTIA)] * 3)})
-            # (a compiler with inertiafromgeom="true" ignores <inertial>; this invisible, contact-free geom then
-            # gives the same mass)
-            ET.SubElement(wrapper, "geom", {"type": "sphere", "size": "0.001", "mass": repr(SPLIT_MASS),
-                                             "contype": "0", "conaffinity": "0", "group": "5", "rgba": "0 0 0 0"})
-            body.remove(joint)
-            wrapper.append(joint)
-            holder = wrapper
-        assert outer is not None and holder is not None
-        parent.remove(body)
-        holder.append(body)
-        parent.insert(index, outer)
-    return ET.tostring(root, encoding="unicode")
+    body = next(b for b in root.iter("body") if b.get("name") == name)
+    joints = [c for c in body if c.tag == "joint"]
+    if [j.get("name") for j in joints[: len(moved)]] != moved:
+        raise _UnsplittableError(f"the joints {moved} of body '{name}' are not named where it is written")
+    parent = parent_of[body]
+    index = list(parent).index(body)
+    outer = holder = None
+    for joint_name, joint in zip(moved, joints, strict=False):
+        wrapper = ET.Element("body", {"name": f"{name}:{joint_name}"})
+        if body.get("childclass"):
+            wrapper.set("childclass", body.get("childclass"))
+        if outer is None:
+            outer = wrapper
+            for key in _PLACEMENT:
+                if key in body.attrib:
+                    wrapper.set(key, body.attrib.pop(key))
+        else:
+            holder.append(wrapper)
+        ET.SubElement(wrapper, "inertial", {"pos": "0 0 0", "mass": repr(SPLIT_MASS),
+                                             "diaginertia": " ".join([repr(SPLIT_INERTIA)] * 3)})
+        # (a compiler with inertiafromgeom="true" ignores <inertial>; this invisible, contact-free geom then gives
+        # the same mass)
+        ET.SubElement(wrapper, "geom", {"type": "sphere", "size": "0.001", "mass": repr(SPLIT_MASS),
+                                         "contype": "0", "conaffinity": "0", "group": "5", "rgba": "0 0 0 0"})
+        body.remove(joint)
+        wrapper.append(joint)
+        holder = wrapper
+    assert outer is not None and holder is not None
+    parent.remove(body)
+    holder.append(body)
+    parent.insert(index, outer)
 
 
-def _includes(text: str, base: Path, found: dict[str, bytes]) -> dict[str, bytes]:
+def _wrap_joints(texts: dict[str, str], splits: dict[str, list[str]]) -> dict[str, str]:
+    """The MJCF texts (the main file under "", its includes by name) with every split body's leading joints
+    moved into wrapping bodies, each in the text that holds the body."""
+    out = dict(texts)
+    remaining = dict(splits)
+    for key, text in texts.items():
+        root = ET.fromstring(text)
+        here = {b.get("name") for b in root.iter("body")}
+        mine = [name for name in remaining if name in here]
+        for name in mine:
+            _wrap_body(root, name, remaining.pop(name))
+        if mine:
+            out[key] = ET.tostring(root, encoding="unicode")
+    if remaining:
+        raise _UnsplittableError(f"bodies {sorted(remaining)} are not named in the files")
+    return out
+
+
+def _includes(text: str, base: Path, found: dict[str, str]) -> dict[str, str]:
     """Every file included (recursively) by ``text``, by the name it is included as."""
-    for name in _INCLUDE.findall(text):
+    for name in include_names(text):
         if name not in found:
-            data = (base / name).read_bytes()
-            found[name] = data
-            _includes(data.decode("utf-8", errors="replace"), base, found)
+            found[name] = (base / name).read_text(errors="replace")
+            _includes(found[name], base, found)
     return found
 
 
@@ -104,12 +113,12 @@ def _split_spec(robot: RobotModel) -> mujoco.MjSpec:
     text = source.text if source.path is None else Path(source.path).read_text(errors="replace")
     base = Path(source.base_dir or ".")
     try:
-        wrapped = _wrap_joints(text or "", source.split_bodies)
-        includes = _includes(text or "", base, {})
+        texts = _wrap_joints({"": text or "", **_includes(text or "", base, {})}, source.split_bodies)
     except (ET.ParseError, OSError) as exc:
         raise _UnsplittableError(str(exc)) from None
+    main = texts.pop("")
     try:
-        spec = mujoco.MjSpec.from_string(wrapped, include=includes or None)
+        spec = mujoco.MjSpec.from_string(main, include={k: v.encode() for k, v in texts.items()} or None)
     except ValueError as exc:
         raise mujoco_error(exc, robot.source_file) from None
     spec.modelfiledir = str(base.resolve()) + "/"
