@@ -13,6 +13,7 @@ import pytest
 from robot_core.model import MjcfSource, RobotModel, RobotModelError, RobotModelWarning, load_robot
 from robot_core.model.mjcf_reader import load_spec
 from robot_core.physics.builder import build_model
+from robot_core.physics.engine import PhysicsEngine
 
 DATA = Path(__file__).resolve().parent / "data" / "mjcf"
 ARM = DATA / "two_link_arm.xml"
@@ -173,9 +174,18 @@ def test_scene_world_bodies_are_not_links():
 def test_mjcf_detected_by_root_element_for_text_and_xml_files(tmp_path):
     text = ARM.read_text()
     assert load_quiet(text).name == "two_link_arm"
+    # a .mjcf file (MuJoCo itself reads only .xml files) with an include and a mesh, both relative to it
     other = tmp_path / "robot.mjcf"
-    other.write_text(text)
-    assert load_quiet(other).actuated_joint_names() == ["shoulder", "elbow"]
+    other.write_text(MENAGERIE.read_text())
+    (tmp_path / "menagerie_style_defaults.xml").write_text((DATA / "menagerie_style_defaults.xml").read_text())
+    assert load_quiet(other).joints["j1"].dynamics.damping == 1.5  # from the included default class
+    meshes = tmp_path / "meshes"
+    (meshes / "assets").mkdir(parents=True)
+    (meshes / "assets" / "wedge.stl").write_bytes((DATA / "assets" / "wedge.stl").read_bytes())
+    (meshes / "arm.mjcf").write_text((DATA / "mesh_arm.xml").read_text())
+    robot = load_quiet(meshes / "arm.mjcf")
+    assert robot.links["link"].visuals[0].geometry.resolved_filename == str(meshes / "assets" / "wedge.stl")
+    assert PhysicsEngine(robot).model.nmesh == 1
 
 
 def _error(tmp_path: Path, name: str, text: str) -> str:

@@ -95,6 +95,17 @@ def include_names(text: str) -> list[str]:
     return _INCLUDE.findall(text)
 
 
+def included_texts(text: str, base: Path, found: dict[str, str] | None = None) -> dict[str, str]:
+    """Every file ``text`` includes (recursively, relative to ``base``), by the name it is included as; a file
+    that cannot be read is left for MuJoCo to report."""
+    found = {} if found is None else found
+    for name in include_names(text):
+        if name not in found and (base / name).is_file():
+            found[name] = (base / name).read_text(errors="replace")
+            included_texts(found[name], base, found)
+    return found
+
+
 def _files(source_file: str) -> list[Path]:
     """The MJCF file and every file it includes (recursively), for finding an element MuJoCo gives no line for."""
     main = Path(source_file)
@@ -154,9 +165,10 @@ def load_spec(source: MjcfSource, source_file: str | None = None) -> mujoco.MjSp
             spec = mujoco.MjSpec.from_file(source.path)
         else:  # MuJoCo picks its file decoder by extension: other names (.mjcf) are read as text
             text = source.text if source.path is None else Path(source.path).read_text(errors="replace")
-            spec = mujoco.MjSpec.from_string(text or "")
-            if source.base_dir:
-                spec.modelfiledir = source.base_dir
+            base = Path(source.base_dir or ".")
+            includes = {k: v.encode() for k, v in included_texts(text or "", base).items()}
+            spec = mujoco.MjSpec.from_string(text or "", include=includes or None)
+            spec.modelfiledir = str(base.resolve()) + "/"
     except ValueError as exc:
         raise mujoco_error(exc, where) from None
     name_unnamed(spec)

@@ -27,7 +27,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from robot_core.model.mjcf_reader import include_names, load_spec, mujoco_error, name_unnamed
+from robot_core.model.mjcf_reader import included_texts, load_spec, mujoco_error, name_unnamed
 from robot_core.model.robot_model import MjcfSource, RobotModel, RobotModelError, RobotModelWarning, SourceRef
 
 # Mass (kg) and principal moments (kg m^2) of a body added between two joints of one MJCF body.
@@ -98,22 +98,13 @@ def _wrap_joints(texts: dict[str, str], splits: dict[str, list[str]]) -> dict[st
     return out
 
 
-def _includes(text: str, base: Path, found: dict[str, str]) -> dict[str, str]:
-    """Every file included (recursively) by ``text``, by the name it is included as."""
-    for name in include_names(text):
-        if name not in found:
-            found[name] = (base / name).read_text(errors="replace")
-            _includes(found[name], base, found)
-    return found
-
-
 def _split_spec(robot: RobotModel) -> mujoco.MjSpec:
     source = robot.mjcf
     assert source is not None
     text = source.text if source.path is None else Path(source.path).read_text(errors="replace")
     base = Path(source.base_dir or ".")
     try:
-        texts = _wrap_joints({"": text or "", **_includes(text or "", base, {})}, source.split_bodies)
+        texts = _wrap_joints({"": text or "", **included_texts(text or "", base)}, source.split_bodies)
     except (ET.ParseError, OSError) as exc:
         raise _UnsplittableError(str(exc)) from None
     main = texts.pop("")
