@@ -19,6 +19,7 @@ import mujoco
 import numpy as np
 
 from robot_core.model import validation
+from robot_core.model.urdf_reader import parse_xml
 from robot_core.model.robot_model import (
     Collision,
     Dynamics,
@@ -573,6 +574,7 @@ def read_mjcf(text: str | bytes, source_file: str = "<string>", base_dir: str | 
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
+    parse_xml(text, source_file)  # malformed XML: expat names the line and what is wrong, TinyXML only a code
     source = MjcfSource(path=path, text=None if path else text,
                         base_dir=str(base_dir) if base_dir is not None else (
                             str(Path(path).resolve().parent) if path else None))
