@@ -13,13 +13,13 @@ import functools
 import math
 import os
 import re
+import warnings
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
 from robot_core.model import validation
-from robot_core.model.urdf_reader import parse_xml
 from robot_core.model.robot_model import (
     Collision,
     Dynamics,
@@ -41,6 +41,7 @@ from robot_core.model.robot_model import (
     SourceRef,
     Visual,
 )
+from robot_core.model.urdf_reader import parse_xml
 
 WORLD = "world"
 MUJOCO_DEFAULT_TIMESTEP = 0.002
@@ -237,10 +238,14 @@ class _MjcfReader:
         self.spec = spec
         self.source = source
         self.file = source_file
-        try:
-            self.m = spec.compile()
-        except ValueError as exc:
-            raise mujoco_error(exc, source_file) from None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                self.m = spec.compile()
+            except ValueError as exc:
+                raise mujoco_error(exc, source_file) from None
+        for w in caught:  # MuJoCo's own compiler warnings (deprecated attributes), naming the file
+            validation.warn(f"MuJoCo: {w.message}", SourceRef(source_file, None, "MJCF"))
         self.notes: list[str] = []
         self.mj_joint: dict[str, int] = {}
 
