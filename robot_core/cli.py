@@ -123,11 +123,20 @@ def describe(model: RobotModel) -> str:
                       f"{len({n.joint for n in nodes})} joints; drivers: {', '.join(sorted({n.node for n in nodes}))}"]
     if model.transmissions:
         lines += ["", f"transmissions: {len(model.transmissions)}"]
+    if model.mjcf is not None:
+        lines += ["", "MJCF (the simulator runs the file as written, doc/mjcf.md):"]
+        for joint, servo in model.mjcf.servos.items():
+            gains = ", ".join(f"{k} {v:g}" for k, v in (("kp", servo.kp), ("kd", servo.kd), ("kv", servo.kv))
+                              if v is not None)
+            lines.append(f"  {joint:28s} {servo.interface} from actuator '{servo.actuator}'"
+                         + (f" ({gains})" if gains else ""))
+        if model.mjcf.world_bodies:
+            lines.append(f"  world bodies (not links): {', '.join(model.mjcf.world_bodies)}")
     return "\n".join(lines)
 
 
 def _configure_describe(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="robot description (.urdf, .xacro, .urdf.xacro, .g)")
+    parser.add_argument("file", help="robot description (.urdf, .xacro, .urdf.xacro, .g, MJCF .xml/.mjcf)")
     add_robot_options(parser)
 
 
@@ -138,8 +147,8 @@ def _run_describe(args: argparse.Namespace) -> int:
 
 # --- convert ----------------------------------------------------------------------------------------------------
 def _configure_convert(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", help="robot description to read (.urdf, .xacro, .urdf.xacro, .g)")
-    parser.add_argument("output", help="file to write; the format follows the extension (.urdf, .g)")
+    parser.add_argument("input", help="robot description to read (.urdf, .xacro, .urdf.xacro, .g, MJCF .xml/.mjcf)")
+    parser.add_argument("output", help="file to write; the format follows the extension (.urdf, .g, MJCF .xml/.mjcf)")
     add_robot_options(parser)
 
 
@@ -147,7 +156,12 @@ def _run_convert(args: argparse.Namespace) -> int:
     from robot_core.model.loader import save_robot
 
     model = load_from_args(args.input, args)
-    save_robot(model, args.output)
+    if args.output.lower().endswith((".xml", ".mjcf")):
+        from robot_core.physics.mjcf_writer import save_mjcf
+
+        save_mjcf(model, args.output)
+    else:
+        save_robot(model, args.output)
     print(f"wrote {args.output} ({len(model.links)} links, {len(model.joints)} joints)")
     return 0
 

@@ -5,16 +5,22 @@ from __future__ import annotations
 import signal
 import site
 import sys
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import mujoco
 import pytest
 from ros_harness import REPO, NodeProcess, RosTestContext, isolate_ros_environment, reap_leftover_processes
 from sim_helpers import HOME, SimClient, near, start_simulator
 
 # Before anything imports rclpy: this session gets its own domain and localhost-only discovery.
 DOMAIN_ID = isolate_ros_environment()
+
+# MuJoCo's default warning handler appends to MUJOCO_LOG.TXT in the working directory (the checkout): the nodes
+# route warnings to their logs, and in this process they become Python warnings, shown in pytest's summary.
+mujoco.set_mju_user_warning(lambda text: warnings.warn(f"MuJoCo: {text.strip()}", stacklevel=1))
 
 URDF_DIR = REPO / "urdf"
 ERD_ROBOTS = None

@@ -145,3 +145,15 @@ def test_simulator_and_rbc_yaml_only_set_parameters_the_nodes_know():
         assert params, path
         unknown = [k for k in params if spec_for(NODE_PARAMS[node], k) is None]
         assert not unknown, f"{path}: parameters not documented by the {node} node: {unknown}"
+
+
+def test_an_mjcf_robot_goes_to_every_node_and_to_urdf_for_description_readers():
+    from robot_core.bringup.plan import robot_urdf_text
+
+    arm = REPO / "test" / "data" / "mjcf" / "two_link_arm.xml"
+    plan = make_plan(BringupOptions.create(robot=arm, controllers=arm.parent / "mjcf_controllers.yaml"))
+    assert plan.simulator.parameters["urdf_path"] == str(arm)
+    assert plan.controller_manager.parameters["robot_description_file"] == str(arm)
+    assert plan.active_controllers() == ["joint_state_broadcaster", "forward_position_controller"]
+    urdf = robot_urdf_text(arm)  # robot_state_publisher beside an embedded manager reads URDF
+    assert urdf.lstrip().startswith("<?xml") and load_robot(urdf).actuated_joint_names() == ["shoulder", "elbow"]

@@ -208,3 +208,48 @@ def test_broken_description_is_one_line_and_exit_2(tmp_path, capsys, command, na
     assert message in lines[0], lines[0]
     assert "Traceback" not in captured.err and captured.out == ""
     assert not out.exists()
+
+
+MJCF_ARM = REPO / "test" / "data" / "mjcf" / "two_link_arm.xml"
+
+
+def test_describe_mjcf_prints_its_joints():
+    result = run_cli("describe", str(MJCF_ARM))
+    assert result.returncode == 0, result.stderr
+    assert "robot 'two_link_arm'" in result.stdout
+    assert "degrees of freedom (2 actuated):" in result.stdout
+    assert "shoulder" in result.stdout and "[-2, 2] rad, effort 40" in result.stdout
+    assert "elbow" in result.stdout and "[-2.5, 2.5] rad, effort 20" in result.stdout
+    assert "shoulder                     position from actuator 'shoulder_servo' (kp 200, kd 10)" in result.stdout
+    scene = run_cli("describe", str(REPO / "test" / "data" / "mjcf" / "scene_box_camera.xml"))
+    assert scene.returncode == 0 and "world bodies (not links): crate" in scene.stdout
+
+
+def test_broken_mjcf_exits_2_with_one_line(tmp_path):
+    bad = tmp_path / "broken.xml"
+    bad.write_text(MJCF_ARM.read_text().replace('type="hinge" axis="0 1 0" range="-2 2"', 'type="twist"'))
+    result = run_cli("describe", str(bad))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}:") and "twist" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_convert_mjcf_to_urdf_warns_once_about_what_urdf_cannot_carry(tmp_path):
+    out = tmp_path / "scene.urdf"
+    result = run_cli("convert", str(REPO / "test" / "data" / "mjcf" / "scene_box_camera.xml"), str(out))
+    assert result.returncode == 0, result.stderr
+    carried = [line for line in result.stderr.splitlines() if "cannot carry from the MJCF" in line]
+    assert len(carried) == 1 and "camera" in carried[0] and "crate" in carried[0]
+    back = load_robot(out)
+    assert back.scalar_joint_names() == ["swing"]
+
+
+def test_convert_urdf_to_mjcf_and_back(tmp_path):
+    out = tmp_path / "planar2.xml"
+    result = run_cli("convert", str(REPO / "urdf" / "planar2.urdf"), str(out))
+    assert result.returncode == 0, result.stderr
+    assert "MJCF cannot carry" in result.stderr
+    assert out.read_text().lstrip().startswith("<mujoco")
+    back = run_cli("describe", str(out))
+    assert back.returncode == 0 and "joint1" in back.stdout and "joint2" in back.stdout

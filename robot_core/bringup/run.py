@@ -271,7 +271,8 @@ def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
 # --- command line -------------------------------------------------------------------------------------------------
 def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default=None, metavar="FILE",
-                        help="robot description (.urdf, .urdf.xacro, .g); default share/robot_core/urdf/rc_arm.urdf")
+                        help="robot description (.urdf, .urdf.xacro, .g, MJCF); "
+                             "default share/robot_core/urdf/rc_arm.urdf")
     parser.add_argument("--controllers", default=None, metavar="YAML",
                         help="ros2_control controllers YAML; default share/robot_core/config/controllers.yaml")
     parser.add_argument("--mode", choices=MODES, default="topic",

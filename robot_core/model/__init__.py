@@ -1,4 +1,4 @@
-"""Robot descriptions (URDF, xacro, rai .g) as one plain-data RobotModel."""
+"""Robot descriptions (URDF, xacro, rai .g, MJCF) as one plain-data RobotModel."""
 
 from robot_core.model.loader import load_robot, save_robot
 from robot_core.model.robot_model import (
@@ -14,6 +14,8 @@ from robot_core.model.robot_model import (
     Link,
     Material,
     Mimic,
+    MjcfServo,
+    MjcfSource,
     Pose,
     RbcMsg,
     RbcNode,
@@ -48,6 +50,8 @@ __all__ = [
     "Link",
     "Material",
     "Mimic",
+    "MjcfServo",
+    "MjcfSource",
     "Pose",
     "RbcMsg",
     "RbcNode",

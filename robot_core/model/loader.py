@@ -8,6 +8,7 @@ from pathlib import Path
 from robot_core.model.robot_model import RobotModel, RobotModelError, SourceRef
 
 URDF_SUFFIXES = (".urdf", ".xml")
+MJCF_SUFFIXES = (".mjcf",)
 XACRO_SUFFIXES = (".xacro", ".urdf.xacro")
 G_SUFFIXES = (".g",)
 
@@ -18,10 +19,14 @@ def _format_of(path: str) -> str:
         return "xacro"
     if low.endswith(G_SUFFIXES):
         return "g"
+    if low.endswith(MJCF_SUFFIXES):
+        return "mjcf"
     if low.endswith(URDF_SUFFIXES):
-        return "urdf"
+        from robot_core.model.mjcf_reader import is_mjcf_file
+
+        return "mjcf" if is_mjcf_file(path) else "urdf"
     raise RobotModelError(
-        "unknown robot description format (expected .urdf, .xacro, .urdf.xacro or .g)", SourceRef(path)
+        "unknown robot description format (expected .urdf, .xml, .mjcf, .xacro, .urdf.xacro or .g)", SourceRef(path)
     )
 
 
@@ -41,7 +46,7 @@ def load_robot(
     format: str | None = None,
     **options,
 ) -> RobotModel:
-    """Read a URDF, xacro or rai .g description (a path or the text itself) into a validated RobotModel.
+    """Read a URDF, xacro, rai .g or MJCF description (a path or the text itself) into a validated RobotModel.
 
     Options, mirroring AGX's URDF reader settings:
       fixed_base: weld the root link to the world (True) or let it float (False).
@@ -49,7 +54,8 @@ def load_robot(
       density: give links without <inertial> mass properties from their visual shapes at this density (kg/m^3).
       strict_inertia: a broken inertia triangle inequality is an error instead of a warning.
       mappings: xacro arguments (name -> value).
-      format: "urdf", "xacro" or "g" to override detection by extension.
+      format: "urdf", "xacro", "g" or "mjcf" to override detection (by extension; a root element <mujoco> is
+        MJCF whatever the extension).
     Other keyword options are passed to the .g reader.
     """
     if package_dirs is not None and isinstance(package_dirs, (str, os.PathLike)):
@@ -68,7 +74,10 @@ def load_robot(
             raise RobotModelError("file not found", SourceRef(path))
     else:
         assert text is not None
-        fmt = format or ("xacro" if "xmlns:xacro" in text or "<xacro:" in text else
+        from robot_core.model.mjcf_reader import is_mjcf_text
+
+        fmt = format or ("mjcf" if is_mjcf_text(text) else
+                         "xacro" if "xmlns:xacro" in text or "<xacro:" in text else
                          "urdf" if _looks_like_xml(text) else "g")
 
     if fmt == "urdf":
@@ -98,6 +107,10 @@ def load_robot(
             model = read_g(Path(path).read_text(), source_file=path, **g_options)
         else:
             model = read_g(text, **g_options)
+    elif fmt == "mjcf":
+        from robot_core.model.mjcf_reader import read_mjcf, read_mjcf_file
+
+        model = read_mjcf_file(path) if path is not None else read_mjcf(text)
     else:
         raise RobotModelError(f"unknown format '{fmt}'", SourceRef(path or "<string>"))
 
@@ -106,10 +119,31 @@ def load_robot(
     return apply_options(model, fixed_base=fixed_base, merge_kinematic_links=merge_kinematic_links, density=density)
 
 
+def warn_not_carried(model: RobotModel, target: str) -> None:
+    """One warning listing what of an MJCF robot a URDF or .g file cannot carry (doc/mjcf.md)."""
+    if model.mjcf is None:
+        return
+    from robot_core.model import validation
+
+    lost = ["actuator types, gains, gear and dynamics beyond the ros2_control command interfaces and limits",
+            "joint armature, springs and solver parameters", "contact parameters and options",
+            *model.mjcf.not_carried]
+    validation.warn(f"{target} cannot carry from the MJCF: {'; '.join(lost)}",
+                    SourceRef(model.source_file, None, f"robot '{model.name}'"))
+
+
 def save_robot(model: RobotModel, path: str | os.PathLike) -> None:
-    """Write ``model`` in the format named by the file extension (.urdf or .g)."""
+    """Write ``model`` in the format named by the file extension (.urdf or .g).
+
+    MJCF output (.xml, .mjcf) needs the physics builder, a layer above this one:
+    :func:`robot_core.physics.mjcf_writer.save_mjcf` (``robot-core convert`` picks it by extension).
+    """
     p = os.fspath(path)
     low = p.lower()
+    if low.endswith((".xml", ".mjcf")):
+        raise RobotModelError("cannot save MJCF here: use robot_core.physics.mjcf_writer.save_mjcf (or robot-core "
+                              "convert)", SourceRef(p))
+    warn_not_carried(model, "a .urdf" if low.endswith(".urdf") else "a .g file")
     if low.endswith(".urdf"):
         from robot_core.model.urdf_writer import write_urdf
 

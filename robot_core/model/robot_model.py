@@ -332,6 +332,46 @@ class Ros2Control:
 
 
 @dataclass
+class MjcfServo:
+    """What one MJCF actuator offers its joint, in joint units (gear folded in; see doc/mjcf.md).
+
+    ``interface`` is the ros2_control command interface (position, velocity or effort); the gains are those of
+    the actuator (None where it has none): the simulator's servo of that joint uses them.
+    """
+
+    joint: str
+    actuator: str
+    interface: str
+    kp: float | None = None
+    kd: float | None = None
+    kv: float | None = None
+
+
+@dataclass
+class MjcfSource:
+    """The MJCF a model was read from, so the simulator can use the file as written (doc/mjcf.md).
+
+    ``path`` or ``text`` (+ ``base_dir`` for its relative asset paths); ``link_bodies`` maps each link to the
+    MuJoCo body it rides on and ``link_offsets`` (4x4, row-major lists) places the link frame in that body's
+    frame (non-identity where the joint's anchor is off the body origin); ``split_bodies`` names the bodies
+    with several joints and the joints (all but the last) that the simulator moves into bodies of their own,
+    named like the intermediate links ``<body>:<joint>``; ``world_bodies`` are the bodies that are not part of
+    the robot; ``not_carried`` lists what a URDF of the robot cannot say.
+    """
+
+    path: str | None = None
+    text: str | None = None
+    base_dir: str | None = None
+    link_bodies: dict[str, str] = field(default_factory=dict)
+    link_offsets: dict[str, list[list[float]]] = field(default_factory=dict)
+    split_bodies: dict[str, list[str]] = field(default_factory=dict)
+    world_bodies: list[str] = field(default_factory=list)
+    servos: dict[str, MjcfServo] = field(default_factory=dict)
+    not_carried: list[str] = field(default_factory=list)
+    timestep: float | None = None  # <option timestep> when the file sets it
+
+
+@dataclass
 class RobotModel:
     """The whole robot: a tree of links connected by joints, plus extras.
 
@@ -350,6 +390,8 @@ class RobotModel:
     source_file: str = "<string>"
     # The original XML text, when the model was read from URDF/xacro.
     urdf_xml: str | None = None
+    # The MJCF source, when the model was read from MJCF (the simulator then uses that file as written).
+    mjcf: MjcfSource | None = None
 
     # --- tree queries -----------------------------------------------------
     @property

@@ -10,8 +10,8 @@ from robot_core.parameter_spec import ParamSpec as P
 from robot_core.ros.realtime import DEFAULT_THREAD_PRIORITY
 
 SIMULATOR_PARAMS: tuple[P, ...] = (
-    P("robot_description", "string", "", "URDF (or xacro) text, as robot_state_publisher takes it"),
-    P("urdf_path", "string", "", "a .urdf / .xacro / .g file, used when robot_description is empty"),
+    P("robot_description", "string", "", "URDF (or xacro, or MJCF) text, as robot_state_publisher takes it"),
+    P("urdf_path", "string", "", "a .urdf / .xacro / .g / MJCF file, used when robot_description is empty"),
     P("robot_description_topic", "string", "/robot_description",
       "no description given: wait for it on this topic (transient local); given: publish it there"),
     P("publish_robot_description", "bool", True, "publish the description we were given (latched)"),
@@ -46,7 +46,7 @@ SIMULATOR_PARAMS: tuple[P, ...] = (
 CONTROLLER_MANAGER_PARAMS: tuple[P, ...] = (
     P("update_rate", "int", 100, "control loop rate (simulated seconds with use_sim_time)", minimum=1, unit="Hz"),
     P("robot_description", "string", "", "the URDF; empty: the robot_description topic (transient local)"),
-    P("robot_description_file", "string", "", "a URDF / xacro / .g file instead of robot_description"),
+    P("robot_description_file", "string", "", "a URDF / xacro / .g / MJCF file instead of robot_description"),
     P("publish_robot_description", "bool", True, "with robot_description_file: publish the robot as URDF text on "
       "/robot_description (transient local) for rqt, MoveIt, rviz"),
     P("hardware_mode", "string", "", "'' uses each <ros2_control> block's plugin; 'embedded' runs the physics in "
@@ -87,8 +87,8 @@ CONTROLLER_MANAGER_PARAMS: tuple[P, ...] = (
 )
 
 RBC_PARAMS: tuple[P, ...] = (
-    P("robot_description", "string", "", "URDF (or xacro) text"),
-    P("urdf_path", "string", "", "URDF / xacro / .g file, used when robot_description is empty"),
+    P("robot_description", "string", "", "URDF (or xacro, or MJCF) text"),
+    P("urdf_path", "string", "", "URDF / xacro / .g / MJCF file, used when robot_description is empty"),
     P("robot_description_topic", "string", "/robot_description",
       "no description given: wait for the URDF on this topic (transient local)"),
     P("package_dirs", "string[]", [], "extra roots for package://"),

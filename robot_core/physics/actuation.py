@@ -126,10 +126,13 @@ def actuated_coordinates(robot: RobotModel) -> list[str]:
 
 
 def idles_in_effort(robot: RobotModel, coordinate: str) -> bool:
-    """Whether the joint's ros2_control command interfaces are effort only (see the module docstring)."""
+    """Whether the joint's ros2_control command interfaces are effort only (see the module docstring), or it is
+    a joint of an MJCF robot that the file does not actuate."""
     joint = joint_coordinates(robot).get(coordinate)
     if joint is None:
         return False
+    if robot.mjcf is not None and joint.name not in robot.mjcf.servos:
+        return True  # an MJCF joint without an actuator is passive, as in the file
     names = {i.name for block in robot.ros2_control for rj in block.joints if rj.name == joint.name
              for i in rj.command_interfaces}
     return "effort" in names and not names & {"position", "velocity"}

@@ -63,6 +63,7 @@ import numpy as np
 from robot_core.model.robot_model import Geometry, Joint, RobotModel, RobotModelError, RobotModelWarning, SourceRef
 from robot_core.model.validation import roundoff_moment
 from robot_core.physics.collada import ColladaError, read_collada
+from robot_core.physics.mjcf_spec import link_frames, prepare_mjcf_spec
 
 TINY_MASS = 1e-6
 TINY_INERTIA = 1e-9
@@ -119,6 +120,8 @@ class PreparedSpec:
     fixed_base: bool
     skipped_meshes: list[str] = field(default_factory=list)
     adjusted_links: list[str] = field(default_factory=list)
+    # A spec from the robot's own MJCF: link -> (MuJoCo body, link frame in the body frame).
+    link_frames: dict[str, tuple[str, np.ndarray]] | None = None
 
 
 @dataclass
@@ -639,8 +642,15 @@ def prepare_spec(robot: RobotModel, *, fixed_base: bool | None = None, timestep:
     """An uncompiled MjSpec of the robot (see module docstring) with the list of skipped meshes and adjusted
     links; add actuators, ``spec.compile()``, then ``index_model(robot, prepared.spec, model, prepared=prepared)``.
 
+    A robot read from MJCF starts from its file as written instead (:mod:`robot_core.physics.mjcf_spec`); the
+    options here other than ``timestep`` then do not apply.
+
     ``include_collisions=False`` drops collision geoms too (kinematics/dynamics queries need no geometry).
     """
+    if robot.mjcf is not None:
+        mjcf_spec = prepare_mjcf_spec(robot, timestep)
+        if mjcf_spec is not None:
+            return PreparedSpec(mjcf_spec, True, link_frames=link_frames(robot))
     fb = robot.fixed_base if fixed_base is None else bool(fixed_base)
     b = _SpecBuilder(robot, fb, timestep, include_visuals, disable_linked_collisions, include_collisions,
                      limit_timeconst)
@@ -741,12 +751,14 @@ def index_model(robot: RobotModel, spec: mujoco.MjSpec, model: mujoco.MjModel, *
             names = [j.name]
         joints[j.name] = index(j.name, j.type, names)
     links: dict[str, LinkFrame] = {}
+    frames = prepared.link_frames if prepared is not None else None
     for name in robot.links:
-        bid = mujoco.mj_name2id(model, obj.mjOBJ_BODY, name)
-        sid = mujoco.mj_name2id(model, obj.mjOBJ_SITE, name)
+        body, offset = frames[name] if frames is not None else (name, np.eye(4))
+        bid = mujoco.mj_name2id(model, obj.mjOBJ_BODY, body)
+        sid = mujoco.mj_name2id(model, obj.mjOBJ_SITE, name) if frames is None else -1
         if bid < 0:
             raise RobotModelError(f"link '{name}' missing from the compiled model of '{robot.name}'")
-        links[name] = LinkFrame(name, bid, sid)
+        links[name] = LinkFrame(name, bid, sid, offset)
     root = robot.root_link
     free = index(f"{root}:free", "floating", [f"{root}:free"]) if not fb else None
     mimics = {}

@@ -51,6 +51,7 @@ from robot_core.physics.actuation import (
 )
 from robot_core.physics.builder import BuiltModel, PreparedSpec, compile_spec, index_model, prepare_spec
 from robot_core.physics.gil_step import GilHoldingStep
+from robot_core.physics.mjcf_spec import mjcf_gains
 from robot_core.physics.servo_gains import description_gains
 from robot_core.text import clip
 
@@ -138,7 +139,8 @@ class PhysicsEngine:
         initial_positions: joint (or planar coordinate) -> position; overrides each joint's
             ``initial_position`` (default 0, clamped into the joint range). Used by :meth:`reset`.
         gains: ``{joint: {"kp": .., "kd": .., "kv": ..}}`` overriding the tuned servo gains and those the
-            description gives (physics/servo_gains.py), joint space.
+            description gives (an MJCF robot's actuators, robot_core.physics.mjcf_spec; ros2_control blocks,
+            robot_core.physics.servo_gains; the latter win), joint space.
         integrator: "implicitfast" (default; servo damping integrated implicitly), "implicit", "euler" or "rk4"
             (energy-conserving free motion; see the module docstring).
         servo_tuning: bandwidth / damping ratio of the default gains.
@@ -251,7 +253,9 @@ class PhysicsEngine:
         mimics = self._mimic_coupling()
         inertia = joint_inertia(model, self._data, self._act_dof, mimics)
         kp, kd, kv = default_gains(inertia, timestep, tuning)
-        self.description_gains = description_gains(robot, self.actuated_joint_names)
+        self.description_gains = mjcf_gains(robot, self.actuated_joint_names)
+        for joint, found in description_gains(robot, self.actuated_joint_names).items():
+            self.description_gains.setdefault(joint, {}).update(found)
         apply_gain_overrides(self.description_gains, self.actuated_joint_names, kp, kd, kv)
         apply_gain_overrides(gains, self.actuated_joint_names, kp, kd, kv)
         accel = acceleration_limits(inertia, np.array([lim.effort for lim in self.limits]), tuning)
