@@ -698,7 +698,8 @@ class PhysicsEngine:
         """Change the model at run time (spawn or remove a world object): ``edit`` the MjSpec, recompile, and carry
         the state over by name -- time, every joint's position, velocity and solver warm start, actuator controls,
         applied forces -- so nothing that stays moves. If MuJoCo refuses the edited spec, ``undo`` restores it and
-        the engine is unchanged (CommandError). Commands, servo references and wrenches are kept."""
+        the engine is unchanged (CommandError). Commands, servo references and wrenches are kept; ``model``,
+        ``data`` and the arrays of :meth:`state_buffers` are new objects afterwards (fetch them again)."""
         spec = self.built.spec
         old_m, old_d = self._model, self._data
         edit(spec)

@@ -62,6 +62,15 @@ class Pose:
         """(x, y, z, qw, qx, qy, qz): a free joint's qpos."""
         return np.array([*self.position, *self.quaternion], dtype=float)
 
+    @classmethod
+    def from_matrix(cls, matrix: np.ndarray) -> Pose:
+        """The pose of a 4x4 homogeneous transform."""
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, np.ascontiguousarray(matrix[:3, :3]).reshape(9))
+        p = matrix[:3, 3]
+        return cls((float(p[0]), float(p[1]), float(p[2])),
+                   (float(quat[0]), float(quat[1]), float(quat[2]), float(quat[3])))
+
 
 @dataclass(frozen=True)
 class WorldObject:
