@@ -270,3 +270,46 @@ def test_reset_to_a_keyframe_and_unknown_keyframes(fresh_world: WorldClient):
     assert "unknown keyframe 'nowhere' (keyframes: ['home', 'stacked'])" in res.message
     wait_for(lambda: sec(w.status[-1].sim_time) > t + 0.1, 20, "time going on")
     assert sec(w.status[-1].sim_time) > t, "a refused reset did not reset"
+
+
+def test_base_pose_and_keyframes_parameters_without_a_world(tmp_path):
+    """planar2 placed by base_pose, with keyframes from their own file: world -> base_link on /tf_static, and a
+    reset to a keyframe of that file."""
+    keyframes = tmp_path / "keyframes.yaml"
+    keyframes.write_text("keyframes:\n  bent: {joints: {joint1: 0.5, joint2: -0.7}}\n")
+    proc = start_simulator("planar2.urdf", "base_pose:=[1.0, 2.0, 0.5, 0.0, 0.0, 1.5707963267948966]",
+                           f"keyframes:={keyframes}")
+    ctx = RosTestContext()
+    try:
+        proc.wait_for_output("simulator ready", timeout=60)
+        client = SimClient(ctx, "base_pose_client")
+        client.wait_connected(60)
+        wait_for(lambda: ("world", "base_link") in client.tf_static, 20, "world -> base_link on /tf_static")
+        tf = client.tf_static[("world", "base_link")].transform
+        assert (tf.translation.x, tf.translation.y, tf.translation.z) == pytest.approx((1.0, 2.0, 0.5))
+        assert (tf.rotation.z, tf.rotation.w) == pytest.approx((math.sqrt(0.5), math.sqrt(0.5)))
+        from robot_core_interfaces.srv import ResetSimulation
+
+        res = client.call("reset", ResetSimulation.Request(keyframe="bent"))
+        assert res.success, res.message
+        client.wait_state(lambda q, _: abs(q["joint1"] - 0.5) < 1e-3 and abs(q["joint2"] + 0.7) < 1e-3, 20,
+                          "the keyframe's joint positions")
+        res = client.call("reset", ResetSimulation.Request(keyframe="straight"))
+        assert not res.success and "unknown keyframe 'straight' (keyframes: ['bent'])" in res.message
+    finally:
+        ctx.shutdown()
+        assert proc.stop(signal.SIGINT) == 0, proc.output()[-3000:]
+
+
+def test_a_bad_world_file_stops_the_start_naming_file_line_and_object(tmp_path):
+    bad = tmp_path / "bad_world.yaml"
+    bad.write_text("objects:\n  - {name: crate, shape: box, size: [0.1, 0.1, 0.1]}\n"
+                   "  - {name: brick, shape: box, size: [0.1, 0.1, 0.1], mass: 0}\n")
+    proc = start_simulator("planar2.urdf", f"world:={bad}")
+    try:
+        assert proc.proc.wait(timeout=60) == 1, proc.output()[-3000:]
+        out = proc.output()
+        print(f"\n  [world] {out.strip().splitlines()[-1]}")
+        assert f"{bad}:3: object 'brick': mass must be positive (kg), got 0" in out
+    finally:
+        proc.stop()

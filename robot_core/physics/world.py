@@ -345,7 +345,7 @@ def load_world(path: str | Path) -> World:
                               fixed=entry.get("fixed", False), friction=entry.get("friction"), mesh=entry.get("mesh"),
                               base_dir=p.parent, where=f"{source}:{line}")
         except WorldError as exc:
-            raise RobotModelError(str(exc), SourceRef(source, line, element)) from None
+            raise RobotModelError(_unlabelled(exc, element), SourceRef(source, line, element)) from None
         if obj.name in seen:
             raise RobotModelError(f"duplicate object name '{obj.name}' (first at {seen[obj.name]})",
                                   SourceRef(source, line, element))
@@ -360,6 +360,12 @@ def load_world(path: str | Path) -> World:
                                   f"(objects: {sorted(names)})", SourceRef(source, None, f"keyframe '{kf.name}'")
                                   if not kf.where else _ref(kf.where, f"keyframe '{kf.name}'"))
     return World(source, floor, tuple(objects), keyframes)
+
+
+def _unlabelled(exc: Exception, element: str) -> str:
+    """The message without its leading "object 'x': " when the location names the object already."""
+    text = str(exc)
+    return text[len(element) + 2:] if text.startswith(f"{element}: ") else text
 
 
 def _ref(where: str, element: str) -> SourceRef:
@@ -524,7 +530,8 @@ def scene_hook(world: World | None, root_link: str | None = None,
             try:
                 add_object(spec, obj)
             except WorldError as exc:
-                raise RobotModelError(str(exc), _ref(obj.where, f"object '{obj.name}'")) from None
+                element = f"object '{obj.name}'"
+                raise RobotModelError(_unlabelled(exc, element), _ref(obj.where, element)) from None
 
     return build
 
