@@ -313,3 +313,33 @@ def test_a_bad_world_file_stops_the_start_naming_file_line_and_object(tmp_path):
         assert f"{bad}:3: object 'brick': mass must be positive (kg), got 0" in out
     finally:
         proc.stop()
+
+
+def test_an_mjcf_world(tmp_path):
+    """config/worlds/room.xml (MuJoCo's XML, attached with MjSpec attach): the crate falls onto the file's floor and
+    is on ~/object_states, the shelf on /tf_static; a spawn and a removal work there too."""
+    proc = start_simulator("rc_arm.urdf", f"world:={REPO / 'config' / 'worlds' / 'room.xml'}")
+    ctx = RosTestContext()
+    try:
+        proc.wait_for_output("simulator ready", timeout=60)
+        w = WorldClient(ctx, "mjcf_world_client")
+        w.wait_connected(60)
+        wait_for(lambda: ("world", "shelf") in w.tf_static, 20, "world -> shelf on /tf_static")
+        wait_for(lambda: w.objects, 20, "~/object_states")
+        wait_objects(w, lambda o: list(o) == ["crate"] and abs(o["crate"].pose.position.z - 0.05) < 2e-3, 30,
+                     "the crate resting on the floor")
+        cl = w.world_clients["remove_object"]
+        assert cl.wait_for_service(timeout_sec=30)
+        from robot_core_interfaces.srv import RemoveObject
+
+        answered_eventually(cl.call_async, RemoveObject.Request(name="nothing"), "/simulator/remove_object")
+        res = w.spawn("ball", shape="sphere", size=(0.04,), xyz=(0.3, -0.4, 0.5))
+        assert res.success, res.message
+        wait_objects(w, lambda o: "ball" in o and abs(o["ball"].pose.position.z - 0.04) < 2e-3, 30,
+                     "the ball on the floor")
+        res = w.remove("crate")
+        assert res.success, res.message
+        wait_objects(w, lambda o: list(o) == ["ball"], 20, "the crate gone")
+    finally:
+        ctx.shutdown()
+        assert proc.stop(signal.SIGINT) == 0, proc.output()[-3000:]

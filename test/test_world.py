@@ -176,7 +176,7 @@ def test_not_a_world_file(tmp_path):
         load_world(write(tmp_path, "- 1\n"))
     with pytest.raises(RobotModelError, match="cannot read world file"):
         load_world(tmp_path / "missing.yaml")
-    with pytest.raises(RobotModelError, match="MJCF world files are not supported yet"):
+    with pytest.raises(RobotModelError, match=r"an MJCF world: load it with .*mjcf_world\.load_mjcf_world"):
         load_world(tmp_path / "scene.xml")
 
 

@@ -157,7 +157,7 @@ class BringupOptions:
     simulator_config: Path | None = None
     rbc_config: Path | None = None
     spawn: bool = True  # False: no spawner runs (the user runs upstream's, or their own)
-    world: Path | None = None  # a YAML world for the simulator (doc/world.md); None: the robot alone
+    world: Path | None = None  # a world file for the simulator (doc/world.md); None: the robot alone
 
     @classmethod
     def create(cls, robot: str | Path | None = None, controllers: str | Path | None = None, mode: str = "topic",

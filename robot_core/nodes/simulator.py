@@ -80,6 +80,7 @@ from robot_core.nodes.node_params import SIMULATOR_PARAMS
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
 from robot_core.physics.link_transforms import LinkTransforms
+from robot_core.physics.mjcf_world import load_mjcf_world
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
 from robot_core.physics.world import (
     Pose,
@@ -292,7 +293,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
         route_mujoco_warnings(self._mujoco_warning)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            world = load_world(p["world"]) if p["world"] else None
+            world = None
+            if p["world"]:
+                world = load_mjcf_world(p["world"]) if p["world"].lower().endswith(".xml") else load_world(p["world"])
             keyframes = load_keyframes(p["keyframes"]) if p["keyframes"] else None
             base = base_pose_quaternion(p["base_pose"]) if len(p["base_pose"]) else None
             engine = PhysicsEngine(robot, timestep=p["timestep"], fixed_base=p["fixed_base"],

@@ -45,6 +45,7 @@ OBJECT_KEYS = ("name", "shape", "size", "mesh", "pose", "mass", "density", "colo
 KEYFRAME_KEYS = ("joints", "objects")
 RESERVED_NAMES = ("world", "floor")
 FLOOR = "floor"
+SHAPE_ATTACHED = "attached"  # an object brought by World.attach (an MJCF world's body)
 
 
 class WorldError(ValueError):
@@ -105,12 +106,16 @@ class Keyframe:
 
 @dataclass(frozen=True)
 class World:
-    """A parsed world file: a floor plane at z = 0 (or none), objects, keyframes."""
+    """A parsed world file: a floor plane at z = 0 (or none), objects, keyframes.
+
+    ``attach`` adds bodies described elsewhere (an MJCF world, robot_core.physics.mjcf_world) to the spec; its
+    objects then have the shape ``SHAPE_ATTACHED`` and are not rebuilt from their fields."""
 
     source: str = "<empty world>"
     floor: bool = True
     objects: tuple[WorldObject, ...] = ()
     keyframes: Mapping[str, Keyframe] = field(default_factory=dict)
+    attach: Callable[[mujoco.MjSpec], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -312,7 +317,7 @@ def load_world(path: str | Path) -> World:
     RobotModelWarning flags sloppy input (unknown keys, a rounded quaternion)."""
     p = Path(path).expanduser()
     if p.suffix.lower() == ".xml":
-        raise RobotModelError("MJCF world files are not supported yet; use a YAML world (doc/world.md)",
+        raise RobotModelError("an MJCF world: load it with robot_core.physics.mjcf_world.load_mjcf_world",
                               SourceRef(str(p)))
     data = _read_yaml(p)
     source = str(p)
@@ -522,8 +527,12 @@ def scene_hook(world: World | None, root_link: str | None = None,
             return
         if world.floor:
             add_floor(spec)
+        if world.attach is not None:
+            world.attach(spec)
         names = {b.name for b in spec.bodies}
         for obj in world.objects:
+            if obj.shape == SHAPE_ATTACHED:
+                continue
             if obj.name in names:
                 raise RobotModelError(f"object '{obj.name}' has the name of a link of the robot; rename it",
                                       _ref(obj.where, f"object '{obj.name}'"))
@@ -649,7 +658,8 @@ class WorldSim:
         """Remove an object; the robot and the other objects keep their state."""
         self._known(name, "remove_object")
         obj = self._objects[name]
-        self.engine.edit_scene(lambda spec: remove_object(spec, name), lambda spec: add_object(spec, obj))
+        undo = None if obj.shape == SHAPE_ATTACHED else (lambda spec: add_object(spec, obj))
+        self.engine.edit_scene(lambda spec: remove_object(spec, name), undo)
         del self._objects[name]
         self._index()
 
@@ -693,5 +703,5 @@ class WorldSim:
         for name, obj in self._objects.items():
             self._body[name] = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
             if not obj.fixed:
-                j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"{name}:free")
+                j = int(m.body_jntadr[self._body[name]])  # its free joint (an MJCF world's may have any name)
                 self._free[name] = (int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j]))
