@@ -107,7 +107,7 @@ def test_articulated_bodies_are_simulated_but_not_objects(rc_arm, tmp_path):
         <body name="door_frame" pos="2 0 0.5">
           <geom type="box" size="0.05 0.5 0.5"/>
         </body>
-        <body name="door" pos="2 0.5 0.5">
+        <body name="door" pos="2.2 0.5 0.5">
           <joint name="hinge" type="hinge" axis="0 0 1"/>
           <geom type="box" size="0.02 0.4 0.5" mass="5"/>
         </body>

@@ -182,7 +182,9 @@ def test_not_a_world_file(tmp_path):
 
 # ------------------------------------------------------------------ physics
 def test_objects_start_at_rest_on_the_table_and_nothing_touches_the_robot(rc_arm):
-    engine, sim = make_sim(rc_arm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RobotModelWarning)  # nothing starts inside anything
+        engine, sim = make_sim(rc_arm)
     engine.step(500)
     for s in sim.states():
         obj = sim.objects[s.name]
@@ -379,3 +381,39 @@ def test_base_pose_moves_a_fixed_base_robot(rc_arm):
     assert tcp[:3, 3] == pytest.approx(base[:3, :3] @ tcp0[:3, 3] + base[:3, 3])
     with pytest.raises(ValueError, match="base_pose must be a list of 6 numbers"):
         base_pose_quaternion([1, 2, 3])
+
+
+def test_base_pose_of_a_free_base_robot_is_where_it_starts(tmp_path):
+    from robot_core.model import load_robot as load
+
+    robot = load(str(REPO / "urdf" / "planar2.urdf"))
+    pose = base_pose_quaternion([0.5, 0.0, 1.0, 0.0, 0.0, 0.0])
+    engine = PhysicsEngine(robot, fixed_base=False, include_visuals=False, initial_base_pose=pose,
+                           scene=scene_hook(load_world(EMPTY), robot.root_link, pose))
+    assert engine.base_pose()[:3] == pytest.approx((0.5, 0.0, 1.0))
+    engine.step(100)
+    assert engine.base_pose()[2] < 1.0, "a free base falls from where it starts"
+
+
+def test_a_keyframe_cannot_move_a_fixed_object(rc_arm, tmp_path):
+    path = write(tmp_path, "keyframes:\n  k: {objects: {table: [0, 0, 1]}}\n", "kf.yaml")
+    with pytest.raises(RobotModelError, match=r"kf.yaml:2: keyframe 'k': keyframe 'k' moves fixed object\(s\) "
+                                              r"\['table'\]"):
+        make_sim(rc_arm, keyframes=load_keyframes(path))
+
+
+def test_objects_starting_inside_something_are_warned_about(rc_arm, tmp_path):
+    path = write(tmp_path, """\
+        objects:
+          - {name: sunk, shape: box, size: [0.1, 0.1, 0.1], pose: {xyz: [1.0, 0, 0.02]}}
+          - {name: in_arm, shape: sphere, size: [0.05], pose: {xyz: [0, 0, 0.3]}, fixed: true}
+          - {name: fine, shape: sphere, size: [0.05], pose: {xyz: [2.0, 0, 0.05]}}
+        """)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make_sim(rc_arm, path)
+    texts = [str(w.message) for w in caught if issubclass(w.category, RobotModelWarning)]
+    print("\n  [world] " + "\n  [world] ".join(texts))
+    assert any(t.startswith(f"{path}:2: object 'sunk' starts 30.0 mm inside 'the floor'") for t in texts)
+    assert any(t.startswith(f"{path}:3: object 'in_arm' starts") and "inside 'link" in t for t in texts)
+    assert not any("'fine'" in t for t in texts)

@@ -38,6 +38,7 @@ SIZE_MEANING = {"box": "full extents x y z", "sphere": "radius", "cylinder": "ra
 MESH_FORMATS = (".stl", ".obj", ".msh")
 DEFAULT_RGBA = (0.6, 0.6, 0.6, 1.0)
 DEFAULT_DENSITY = 1000.0  # kg/m^3, water: MuJoCo's default too
+OVERLAP_TOLERANCE = 1e-3  # m: objects starting deeper inside something are warned about
 QUAT_TOLERANCE = 1e-6  # a service's quaternion must be unit within this; a file's is normalised with a warning
 MAX_EXTENT = 1e4  # m; sizes and positions beyond are refused (MuJoCo loses all precision there)
 WORLD_KEYS = ("floor", "objects", "keyframes")
@@ -575,7 +576,12 @@ class WorldSim:
             if unknown:
                 raise RobotModelError(f"keyframe '{kf.name}' names object(s) {unknown} the world does not have",
                                       _ref(kf.where, f"keyframe '{kf.name}'"))
+            fixed = sorted(n for n in kf.objects if self._objects[n].fixed)
+            if fixed:
+                raise RobotModelError(f"keyframe '{kf.name}' moves fixed object(s) {fixed}; only free objects "
+                                      "have a pose to set", _ref(kf.where, f"keyframe '{kf.name}'"))
         self._index()
+        self._warn_overlaps()
 
     # -- queries
     @property
@@ -690,6 +696,22 @@ class WorldSim:
         return f"keyframe '{keyframe}'{note}" if kf else "initial state"
 
     # -- internals
+    def _warn_overlaps(self) -> None:
+        """An object that starts inside the robot, the floor or another object (by more than OVERLAP_TOLERANCE)
+        is pushed out violently at the first step: warn, naming both."""
+        worst: dict[tuple[str, str], float] = {}
+        for c in self.engine.contacts():
+            if c.distance < -OVERLAP_TOLERANCE and (c.body1 in self._objects or c.body2 in self._objects):
+                key = (c.body1, c.body2)
+                worst[key] = min(worst.get(key, 0.0), c.distance)
+        for (a, b), depth in sorted(worst.items()):
+            obj = a if a in self._objects else b
+            other = b if obj == a else a
+            where = self._objects[obj].where or self.world.source
+            warnings.warn(f"{where}: object '{obj}' starts {-depth * 1000:.1f} mm inside "
+                          f"'{'the floor' if other == 'world' else other}'; the two are pushed apart at the first step",
+                          RobotModelWarning, stacklevel=3)
+
     def _known(self, name: str, what: str) -> None:
         from robot_core.physics.engine import CommandError
 
