@@ -45,6 +45,8 @@ ARGUMENTS: dict[str, tuple[str, str]] = {
     "rbc": ("true", "start the Robot Body Coupler"),
     "simulator_config": (SIMULATOR_CONFIG, "simulator parameters YAML"),
     "rbc_config": (RBC_CONFIG, "rbc parameters YAML"),
+    "world": ("", "world file for the simulator, YAML or MJCF .xml (e.g. config/worlds/table_top.yaml, doc/world.md); "
+                  "empty: the robot alone"),
 }
 # Spawners wait this long (wall seconds) for the controller manager's services.
 MANAGER_TIMEOUT = 60.0
@@ -61,7 +63,7 @@ def plan_from_context(context: LaunchContext) -> BringupPlan:
     return make_plan(BringupOptions.create(
         robot=arg("robot"), controllers=arg("controllers"), mode=arg("mode"), use_sim_time=arg("use_sim_time"),
         rbc=arg("rbc"), headless=arg("headless"), simulator_config=arg("simulator_config"),
-        rbc_config=arg("rbc_config")))
+        rbc_config=arg("rbc_config"), world=arg("world")))
 
 
 def _package_has(package: str, executable: str = "") -> bool:

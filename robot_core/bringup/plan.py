@@ -157,22 +157,27 @@ class BringupOptions:
     simulator_config: Path | None = None
     rbc_config: Path | None = None
     spawn: bool = True  # False: no spawner runs (the user runs upstream's, or their own)
+    world: Path | None = None  # a world file for the simulator (doc/world.md); None: the robot alone
 
     @classmethod
     def create(cls, robot: str | Path | None = None, controllers: str | Path | None = None, mode: str = "topic",
                use_sim_time: bool | str = True, rbc: bool | str = True, headless: bool | str = True,
                simulator_config: str | Path | None = None, rbc_config: str | Path | None = None,
-               spawn: bool | str = True) -> BringupOptions:
+               spawn: bool | str = True, world: str | Path | None = None) -> BringupOptions:
         """Options from user input (launch argument strings or CLI values), files resolved and checked."""
         mode = str(mode).strip().lower()
         if mode not in MODES:
             raise BringupConfigError(f"mode must be one of {', '.join(MODES)}, got '{mode}'")
+        if world and mode != "topic":
+            raise BringupConfigError(f"a world ('{world}') needs mode topic: the simulator node simulates it; the "
+                                     "embedded controller manager runs the robot alone")
         return cls(robot=resolve_file(robot or DEFAULT_ROBOT, "robot description"),
                    controllers=resolve_file(controllers or DEFAULT_CONTROLLERS, "controllers YAML"),
                    mode=mode, use_sim_time=as_bool(use_sim_time, "use_sim_time"), rbc=as_bool(rbc, "rbc"),
                    headless=as_bool(headless, "headless"),
                    simulator_config=resolve_file(simulator_config or SIMULATOR_CONFIG, "simulator YAML"),
-                   rbc_config=resolve_file(rbc_config or RBC_CONFIG, "rbc YAML"), spawn=as_bool(spawn, "spawn"))
+                   rbc_config=resolve_file(rbc_config or RBC_CONFIG, "rbc YAML"), spawn=as_bool(spawn, "spawn"),
+                   world=resolve_file(world, "world file") if world else None)
 
 
 @dataclass
@@ -274,7 +279,8 @@ def make_plan(options: BringupOptions) -> BringupPlan:
     if o.mode == "topic":
         assert o.simulator_config is not None
         cm_params["publish_robot_description"] = False  # the simulator publishes it
-        simulator = NodeSpec("simulator", "simulator", (o.simulator_config,), {"urdf_path": str(o.robot)})
+        sim_params = {"urdf_path": str(o.robot), **({"world": str(o.world)} if o.world else {})}
+        simulator = NodeSpec("simulator", "simulator", (o.simulator_config,), sim_params)
     else:
         sim = node_parameters(o.simulator_config, "simulator") if o.simulator_config else {}
         cm_params.update({cm_key: sim[key] for key, cm_key in EMBEDDED_SIM_PARAMS.items() if key in sim})

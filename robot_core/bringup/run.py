@@ -283,6 +283,9 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
                         help="controller manager and rbc use wall-clock time instead of /clock")
     parser.add_argument("--simulator-config", default=None, metavar="YAML", help="simulator parameters YAML")
     parser.add_argument("--rbc-config", default=None, metavar="YAML", help="rbc parameters YAML")
+    parser.add_argument("--world", default=None, metavar="YAML",
+                        help="a world file for the simulator, YAML or MJCF .xml (e.g. config/worlds/table_top.yaml; "
+                             "doc/world.md)")
     parser.add_argument("--no-spawn", dest="spawn", action="store_false",
                         help="run no spawner: the controller manager starts with no controller loaded (for users "
                              "who run the upstream spawner themselves)")
@@ -297,7 +300,7 @@ def plan_from_args(args: argparse.Namespace) -> BringupPlan:
     return make_plan(BringupOptions.create(
         robot=args.robot, controllers=args.controllers, mode=args.mode, use_sim_time=args.use_sim_time,
         rbc=args.rbc, headless=args.headless, simulator_config=args.simulator_config, rbc_config=args.rbc_config,
-        spawn=getattr(args, "spawn", True)))
+        spawn=getattr(args, "spawn", True), world=getattr(args, "world", None)))
 
 
 HELP_CALLS = """try:

@@ -37,6 +37,13 @@ SIMULATOR_PARAMS: tuple[P, ...] = (
     P("command_timeout", "double", 0.5, "wall seconds without a command message after which velocity-commanded "
       "joints stop (velocity 0) and effort-commanded ones hold their position; 0 = off", minimum=0.0, unit="s"),
     P("max_step_request", "int", 1_000_000, "most steps one ~/step request may ask for", minimum=1),
+    P("world", "string", "", "a world file (doc/world.md): YAML (floor, objects, keyframes) or MJCF (.xml); "
+      "empty: the robot alone, as before"),
+    P("base_pose", "double[]", [], "x y z roll pitch yaw of the robot's root link in the world (fixed base: "
+      "where it is welded; free base: where it starts); empty: the origin", unit="m, rad"),
+    P("keyframes", "string", "", "a YAML file with a keyframes: section (as in a world file) for ~/reset, "
+      "besides the world file's own"),
+    P("contacts_rate", "double", 0.0, "~/contacts rate, simulated time; 0 = off", minimum=0.0, unit="Hz"),
     P("initial_positions.<joint>", "double", None, "start (and reset) position of a joint; in YAML a map "
       "initial_positions: {joint1: 0.3}", unit="rad or m", family=True),
     P("gains.<joint>.<kp|kd|kv>", "double", None, "servo gains overriding the engine's tuned ones and those a "

@@ -24,7 +24,10 @@ root for a floating base); ``/tf_static`` (every fixed joint, transient local); 
 (std_msgs/String, transient local); ``~/status`` (robot_core_interfaces/SimulatorStatus: time, steps, real-time
 factor, paused, and the divergence resets so far, the sim time of the last one and the newest event line); ``~/events``
 (std_msgs/String, reliable, transient local, depth 10: one line per event a client must not miss -- a divergence
-and its automatic reset, the command watchdog stopping joints -- also logged).
+and its automatic reset, the command watchdog stopping joints -- also logged); with a world
+(:mod:`robot_core.physics.world`, parameter ``world``): ``~/object_states`` (ObjectStates: free objects' poses and
+twists, at ``tf_rate``, also on /tf as world_frame -> object), fixed objects and the placed robot's root on
+/tf_static, and ``~/contacts`` (Contacts, at ``contacts_rate``, off by default).
 
 Services: ``~/reset`` (ResetSimulation: back to t = 0 at the initial positions, updated by the given ones; clears
 commands and wrenches, every joint holds its reset position), ``~/pause``, ``~/resume`` (std_srvs/Trigger),
@@ -33,7 +36,9 @@ in slices, publishing on schedule, and answers when they are done; other service
 reset, pause or resume interrupts it: success=false, "interrupted by reset after N of M steps"),
 ``~/set_joint_state`` (SetJointState: teleport positions and/or velocities; the joints then hold there),
 ``~/apply_wrench`` (ApplyWrench: world-frame force/torque at a point of a link for a duration of simulated time,
-0 = until replaced; a new wrench on the same link replaces the old one).
+0 = until replaced; a new wrench on the same link replaces the old one), ``~/set_object_state``,
+``~/spawn_object``, ``~/remove_object`` (the world's objects; a spawn or removal keeps everything else's state), and
+``~/reset`` takes an optional keyframe (world file or ``keyframes`` parameter).
 
 A reset sets simulated time back to 0, as Gazebo's reset does; /clock jumps backwards. While paused, clock,
 states and tf are repeated (same stamp) at ``status_rate``, so a controller manager or spawner started against a
@@ -75,7 +80,19 @@ from robot_core.nodes.node_params import SIMULATOR_PARAMS
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
 from robot_core.physics.link_transforms import LinkTransforms
+from robot_core.physics.mjcf_world import load_mjcf_world
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
+from robot_core.physics.world import (
+    Pose,
+    WorldSim,
+    base_pose_quaternion,
+    check_position,
+    check_quaternion,
+    load_keyframes,
+    load_world,
+    make_object,
+    scene_hook,
+)
 from robot_core.ros.message_templates import retrying, stamped_template
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
 from robot_core.ros.serialized_template import SerializedTemplate, sentinels
@@ -170,6 +187,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
         from robot_core_interfaces.msg import SimulatorStatus
 
         self._status_pub = self.create_publisher(SimulatorStatus, "~/status", 10)
+        self._world: WorldSim | None = None
+        self._make_world_publishers()
         self._events_pub = self.create_publisher(String, "~/events", EVENTS_QOS)
         self._status_msg = SimulatorStatus()
         self._cmd_sub = self.create_subscription(JointState, p["joint_commands_topic"], self._on_command, COMMAND_QOS)
@@ -274,24 +293,35 @@ class SimulatorNode(ReadOnlyReasons, Node):
         route_mujoco_warnings(self._mujoco_warning)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            world = None
+            if p["world"]:
+                world = load_mjcf_world(p["world"]) if p["world"].lower().endswith(".xml") else load_world(p["world"])
+            keyframes = load_keyframes(p["keyframes"]) if p["keyframes"] else None
+            base = base_pose_quaternion(p["base_pose"]) if len(p["base_pose"]) else None
             engine = PhysicsEngine(robot, timestep=p["timestep"], fixed_base=p["fixed_base"],
                                    initial_positions=p["initial_positions"] or None, gains=p["gains"] or None,
-                                   include_visuals=False)
+                                   include_visuals=False, scene=scene_hook(world, robot.root_link, base),
+                                   initial_base_pose=None if engine_fixed(robot, p) else base)
+            self._world = WorldSim(engine, world, keyframes)
         for w in caught:
             self._log.warning(str(w.message))
         self.robot, self.engine = robot, engine
+        self._placed = world is not None or base is not None  # the robot's root gets a frame in the world
         self._dt_ns = round(engine.timestep * 1e9)
         self._paused_period = 1.0 / p["status_rate"]
         self._command_timeout = float(p["command_timeout"])
         self._protocol = JointCommandProtocol.for_robot(robot, engine.actuated_joint_names)
         self._schedule = PublishSchedule(engine.timestep, {
             "joint_states": p["publish_rate"], "clock": p["clock_rate"],
-            "tf": p["tf_rate"] if p["publish_tf"] else None,
+            "tf": p["tf_rate"] if p["publish_tf"] else None, "objects": p["tf_rate"],
+            "contacts": p["contacts_rate"],
         }, max_steps=max(1, round(0.01 / engine.timestep)))
         periods = self._schedule.periods
         self._clock_period = periods["clock"]
         self._states_period = periods["joint_states"]
         self._tf_period = periods.get("tf", 0)
+        self._objects_period = periods["objects"]
+        self._contacts_period = periods.get("contacts", 0)
         # Streamed messages are serialized once and then only their numbers are rewritten (see
         # serialized_template); _set_stamp writes the stamp of all of them (simulation thread only).
         self._js_tpl = _joint_state_template(engine.joint_names)
@@ -303,6 +333,10 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._tf_tpl = _tf_template(self._transforms.moving_edges)
             self._publish_tf_static()
         self._publish_all()
+        objects = self._world.objects
+        if objects or self._world.keyframes:
+            self._log.info(f"world {p['world'] or '(none)'}: objects {', '.join(objects) or 'none'}; keyframes "
+                           f"{', '.join(self._world.keyframes) or 'none'}")
         self._thread = threading.Thread(target=self._run, name="simulation", daemon=True)
         self._thread.start()
         geared = [f"{lim.joint} {lim.reduction:g}" for lim in engine.limits if lim.reduction != 1.0]
@@ -475,7 +509,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
         ns = count * self._dt_ns
         self._snapshot = (count, ns)
         clock, states, tf = self._clock_period, self._states_period, self._tf_period
-        if (count % clock == 0) or (count % states == 0) or (tf and count % tf == 0):
+        objects, contacts = self._objects_period, self._contacts_period
+        if (count % clock == 0) or (count % states == 0) or (tf and count % tf == 0) or (count % objects == 0) \
+                or (contacts and count % contacts == 0):
             self._set_stamp(ns)
             if count % clock == 0:
                 self._publish_clock()
@@ -483,6 +519,10 @@ class SimulatorNode(ReadOnlyReasons, Node):
                 self._publish_joint_states()
             if tf and count % tf == 0:
                 self._publish_tf()
+            if count % objects == 0:
+                self._publish_objects()
+            if contacts and count % contacts == 0:
+                self._publish_contacts()
         return n
 
     def _set_stamp(self, ns: int) -> None:
@@ -511,6 +551,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._publish_joint_states()
         if self._tf_period:
             self._publish_tf()
+        self._publish_objects()
 
     def _publish_unpublished(self) -> None:
         """After single-stepping: make the final state visible even if no output was due at this step."""
@@ -522,6 +563,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._publish_joint_states()
         if self._tf_period and count % self._tf_period:
             self._publish_tf()
+        if count % self._objects_period:
+            self._publish_objects()
 
     def _publish_joint_states(self) -> None:
         engine, tpl = self.engine, self._js_tpl
@@ -552,6 +595,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
             r = tf.transform.rotation
             r.x, r.y, r.z, r.w = (float(v) for v in s.rotation)
             out.append(tf)
+        out += self._world_static_transforms(stamp)
         self._tf_static_pub.publish(_tf_message_type()(transforms=out))
 
     def _publish_status(self) -> None:
@@ -599,6 +643,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
                             callback_group=MutuallyExclusiveCallbackGroup())
         self.create_service(SetJointState, "~/set_joint_state", self._srv_set_joint_state)
         self.create_service(ApplyWrench, "~/apply_wrench", self._srv_apply_wrench)
+        self._make_world_services()
 
     def _answer(self, response: Any, fn: Callable[[], str], what: str) -> Any:
         """Run a service body on the simulation thread; errors become success=false with the reason."""
@@ -617,15 +662,16 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
     def _srv_reset(self, request: Any, response: Any) -> Any:
         names, positions = list(request.joint_names), list(request.positions)
+        keyframe = str(request.keyframe)
 
         def reset() -> str:
             if len(names) != len(positions):
                 raise ValueError(f"reset: {len(positions)} positions for {len(names)} joint_names")
-            self.engine.reset(dict(zip(names, positions, strict=True)) or None)
+            state = self._world.reset(keyframe, dict(zip(names, positions, strict=True)) or None)
             self._commands.clear()
             self._interrupt_step("reset")
             self._after_jump()
-            return f"reset to t=0{' with ' + ', '.join(names) + ' set' if names else ''}"
+            return f"reset to t=0, {state}{' with ' + ', '.join(names) + ' set' if names else ''}"
 
         return self._answer(response, reset, "reset")
 
@@ -716,6 +762,123 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
         return self._answer(response, apply, "apply_wrench")
 
+    # ------------------------------------------------------------------ world (robot_core.physics.world)
+    def _make_world_publishers(self) -> None:
+        from robot_core_interfaces.msg import Contacts, ObjectStates
+
+        self._object_states_pub = self.create_publisher(ObjectStates, "~/object_states", STATE_QOS)
+        self._contacts_pub = (self.create_publisher(Contacts, "~/contacts", STATE_QOS)
+                              if self.params["contacts_rate"] > 0 else None)
+
+    def _make_world_services(self) -> None:
+        from robot_core_interfaces.srv import RemoveObject, SetObjectState, SpawnObject
+
+        self.create_service(SetObjectState, "~/set_object_state", self._srv_set_object_state)
+        self.create_service(SpawnObject, "~/spawn_object", self._srv_spawn_object)
+        self.create_service(RemoveObject, "~/remove_object", self._srv_remove_object)
+
+    def _publish_objects(self) -> None:
+        """Free objects' poses on /tf (world_frame -> object) and with their twists on ~/object_states."""
+        from robot_core_interfaces.msg import ObjectState, ObjectStates
+
+        states = self._world.states() if self._world is not None else []
+        if not states:
+            return
+        stamp = Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec)
+        frame = self.params["world_frame"]
+        msg = ObjectStates()
+        msg.header.stamp, msg.header.frame_id = stamp, frame
+        transforms = []
+        for st in states:
+            o = ObjectState(name=st.name)
+            _pose_msg(o.pose, st.pose)
+            o.twist.linear.x, o.twist.linear.y, o.twist.linear.z = st.linear_velocity
+            o.twist.angular.x, o.twist.angular.y, o.twist.angular.z = st.angular_velocity
+            msg.objects.append(o)
+            if self._tf_pub is not None:
+                transforms.append(_pose_transform(frame, st.name, st.pose, stamp))
+        self._object_states_pub.publish(msg)
+        if transforms:
+            self._tf_pub.publish(_tf_message_type()(transforms=transforms))
+
+    def _publish_contacts(self) -> None:
+        from robot_core_interfaces.msg import Contact, Contacts
+
+        msg = Contacts()
+        msg.header.stamp = Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec)
+        msg.header.frame_id = self.params["world_frame"]
+        for c in self.engine.contacts():
+            m = Contact(body1=c.body1, body2=c.body2, distance=float(c.distance))
+            m.position.x, m.position.y, m.position.z = (float(v) for v in c.position)
+            m.normal.x, m.normal.y, m.normal.z = (float(v) for v in c.normal)
+            m.force.x, m.force.y, m.force.z = (float(v) for v in c.force_world)
+            msg.contacts.append(m)
+        self._contacts_pub.publish(msg)
+
+    def _world_static_transforms(self, stamp: Time) -> list[TransformStamped]:
+        """world_frame -> the robot's welded root (when placed in a world or by base_pose) and -> each fixed
+        object, so the robot, the scenery and the free objects share one tf tree."""
+        frame = self.params["world_frame"]
+        out = []
+        root = self.robot.root_link
+        if self._placed and self.engine.fixed_base and root != frame:
+            out.append(_pose_transform(frame, root, Pose.from_matrix(self.engine.link_poses()[root]), stamp))
+        if self._world is not None:
+            for name, obj in self._world.objects.items():
+                if obj.fixed:
+                    out.append(_pose_transform(frame, name, self._world.pose(name), stamp))
+        return out
+
+    def _srv_set_object_state(self, request: Any, response: Any) -> Any:
+        name, pose, tw = str(request.name), request.pose, request.twist
+
+        def set_state() -> str:
+            q = pose.orientation
+            self._world.set_state(name, (pose.position.x, pose.position.y, pose.position.z), (q.w, q.x, q.y, q.z),
+                                  (tw.linear.x, tw.linear.y, tw.linear.z), (tw.angular.x, tw.angular.y, tw.angular.z))
+            self._after_jump()
+            return f"object '{name}' set"
+
+        return self._answer(response, set_state, "set_object_state")
+
+    def _srv_spawn_object(self, request: Any, response: Any) -> Any:
+        r = request
+
+        def spawn() -> str:
+            what = f"spawn_object '{clip(str(r.name))}'"
+            pos, q = r.pose.position, r.pose.orientation
+            pose = Pose(check_position((pos.x, pos.y, pos.z), f"{what}: position"),
+                        check_quaternion((q.w, q.x, q.y, q.z), f"{what}: orientation", strict=True))
+            c = r.color
+            color = None if (c.r, c.g, c.b, c.a) == (0.0, 0.0, 0.0, 0.0) else (c.r, c.g, c.b, c.a)
+            for label, value in (("mass", r.mass), ("density", r.density)):
+                if not (math.isfinite(value) and value >= 0.0):
+                    raise ValueError(f"{what}: {label} must be positive (0: not given), got {value}")
+            obj = make_object(str(r.name), str(r.shape), list(r.size) or None, pose=pose,
+                              mass=float(r.mass) or None, density=float(r.density) or None, color=color,
+                              fixed=bool(r.fixed), friction=list(r.friction) or None, mesh=str(r.mesh) or None,
+                              where="spawn request")
+            self._world.spawn(obj)
+            if obj.fixed and self._tf_static_pub is not None:
+                self._publish_tf_static()
+            self._after_jump()
+            return f"spawned {'fixed' if obj.fixed else 'free'} {obj.shape} '{obj.name}'"
+
+        return self._answer(response, spawn, "spawn_object")
+
+    def _srv_remove_object(self, request: Any, response: Any) -> Any:
+        name = str(request.name)
+
+        def remove() -> str:
+            fixed = name in self._world.objects and self._world.objects[name].fixed
+            self._world.remove(name)
+            if fixed and self._tf_static_pub is not None:
+                self._publish_tf_static()
+            self._after_jump()
+            return f"removed '{name}'"
+
+        return self._answer(response, remove, "remove_object")
+
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
         """Stop the simulation thread (idempotent)."""
@@ -741,6 +904,25 @@ def _transform(parent: str, child: str) -> TransformStamped:
     tf.header.frame_id = parent
     tf.child_frame_id = child
     tf.transform.rotation.w = 1.0
+    return tf
+
+
+def engine_fixed(robot: RobotModel, params: dict[str, Any]) -> bool:
+    """Whether the engine will weld the root (a root link named "world" is always welded)."""
+    return bool(params["fixed_base"]) or robot.root_link == "world"
+
+
+def _pose_msg(out: Any, pose: Pose) -> None:
+    out.position.x, out.position.y, out.position.z = pose.position
+    out.orientation.w, out.orientation.x, out.orientation.y, out.orientation.z = pose.quaternion
+
+
+def _pose_transform(parent: str, child: str, pose: Pose, stamp: Time) -> TransformStamped:
+    tf = _transform(parent, child)
+    tf.header.stamp = stamp
+    t, r = tf.transform.translation, tf.transform.rotation
+    t.x, t.y, t.z = pose.position
+    r.w, r.x, r.y, r.z = pose.quaternion
     return tf
 
 

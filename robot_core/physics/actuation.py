@@ -529,6 +529,27 @@ class Actuation:
         self._build_tables()
         self._write_mode_params(np.array([idx]))
 
+    def rebind(self, model: mujoco.MjModel, data: mujoco.MjData, qpos_adr: np.ndarray, dof_adr: np.ndarray,
+               passive_dofs: np.ndarray | None = None) -> None:
+        """Follow a recompiled model (PhysicsEngine.edit_scene: world objects added or removed): the views into
+        its arrays are renewed and the current modes, references and commands written into it."""
+        self.model, self.data = model, data
+        self.act_ids = np.array([model.actuator(ACTUATOR_PREFIX + name).id for name in self.joint_names], dtype=int)
+        first = int(self.act_ids[0]) if self.n else 0
+        self._act_slice = slice(first, first + self.n)
+        self.qpos_adr = np.asarray(qpos_adr, dtype=int)
+        self.dof_adr = np.asarray(dof_adr, dtype=int)
+        passive = np.zeros(0, dtype=int) if passive_dofs is None else np.asarray(passive_dofs, dtype=int)
+        self._passive_dofs = passive if self.gravity_compensation and passive.size else None
+        self._gravcomp = model.body_gravcomp
+        self._robot_bodies = self._gravcomp > 0
+        self._carried = self._carried_bodies(model) if self.gravity_compensation else None
+        self._gainprm = model.actuator_gainprm[self._act_slice]
+        self._biasprm = model.actuator_biasprm[self._act_slice]
+        self._ctrl = data.ctrl[self._act_slice]
+        self._mode_checked.clear()
+        self._write_mode_params(np.arange(self.n))
+
     # ------------------------------------------------------------------ per step
     def before_step(self) -> None:
         """Advance position references on their way and update effort-mode and passive-joint corrections."""

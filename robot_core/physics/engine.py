@@ -701,6 +701,42 @@ class PhysicsEngine:
         out[:, 3, 3] = 1.0
         return out
 
+    # ------------------------------------------------------------------ scene edits (robot_core.physics.world)
+    def edit_scene(self, edit: SceneHook, undo: SceneHook | None = None) -> None:
+        """Change the model at run time (spawn or remove a world object): ``edit`` the MjSpec, recompile, and carry
+        the state over by name -- time, every joint's position, velocity and solver warm start, actuator controls,
+        applied forces -- so nothing that stays moves. If MuJoCo refuses the edited spec, ``undo`` restores it and
+        the engine is unchanged (CommandError). Commands, servo references and wrenches are kept; ``model``,
+        ``data`` and the arrays of :meth:`state_buffers` are new objects afterwards (fetch them again)."""
+        spec = self.built.spec
+        old_m, old_d = self._model, self._data
+        edit(spec)
+        try:
+            model = spec.compile()
+        except ValueError as exc:
+            if undo is not None:
+                undo(spec)
+            raise CommandError(f"MuJoCo refused the edited scene: {' '.join(str(exc).split())}") from None
+        data = mujoco.MjData(model)
+        _carry_state(old_m, old_d, model, data)
+        self.built = index_model(self.robot, spec, model, fixed_base=self.fixed_base,
+                                 skipped_meshes=self.built.skipped_meshes, adjusted_links=self.built.adjusted_links)
+        self._model, self._data = model, data
+        self._gil_step = None
+        self._qpos, self._dof = self._addresses(self.joint_names)
+        self._act_qpos, self._act_dof = self._addresses(self.actuated_joint_names)
+        self._link_body = np.array([self.built.links[n].body_id for n in self._link_names], dtype=int)
+        self._body_names = [model.body(i).name for i in range(model.nbody)]
+        for w in self._wrenches.values():
+            w.body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, old_m.body(w.body).name)
+        self._wrench_bodies = np.zeros(0, dtype=int)
+        self.actuation.rebind(model, data, self._act_qpos, self._act_dof, self._passive_dofs())
+        if self._wrenches:
+            self._update_wrenches()
+        mujoco.mj_forward(model, data)
+        self._bad_qacc_stat = data.warning[mujoco.mjtWarning.mjWARN_BADQACC]
+        self._bad_qacc = self._bad_qacc_stat.number
+
     # ------------------------------------------------------------------ internals
     def _compile(self, spec: mujoco.MjSpec, prepared: PreparedSpec | None = None) -> mujoco.MjModel:
         return compile_spec(self.robot, spec, prepared)
@@ -867,3 +903,32 @@ class PhysicsEngine:
     def _derive_mimics(self, q: np.ndarray) -> None:
         for mimic, master, mult, off in self._mimics:
             q[mimic] = off + mult * q[master]
+
+
+def _carry_state(old_m: mujoco.MjModel, old_d: mujoco.MjData, m: mujoco.MjModel, d: mujoco.MjData) -> None:
+    """Copy the state of every joint, actuator and body ``m`` shares by name with ``old_m`` (see edit_scene)."""
+    obj = mujoco.mjtObj
+    d.time = old_d.time
+    for j in range(m.njnt):
+        old = mujoco.mj_name2id(old_m, obj.mjOBJ_JOINT, m.joint(j).name)
+        if old < 0:
+            continue
+        nq = {0: 7, 1: 4}.get(int(m.jnt_type[j]), 1)
+        nv = {0: 6, 1: 3}.get(int(m.jnt_type[j]), 1)
+        q, oq = int(m.jnt_qposadr[j]), int(old_m.jnt_qposadr[old])
+        v, ov = int(m.jnt_dofadr[j]), int(old_m.jnt_dofadr[old])
+        d.qpos[q:q + nq] = old_d.qpos[oq:oq + nq]
+        d.qvel[v:v + nv] = old_d.qvel[ov:ov + nv]
+        d.qacc_warmstart[v:v + nv] = old_d.qacc_warmstart[ov:ov + nv]
+        d.qfrc_applied[v:v + nv] = old_d.qfrc_applied[ov:ov + nv]
+    for a in range(m.nu):
+        old = mujoco.mj_name2id(old_m, obj.mjOBJ_ACTUATOR, m.actuator(a).name)
+        if old >= 0:
+            d.ctrl[a] = old_d.ctrl[old]
+            if m.actuator_actnum[a] and m.actuator_actnum[a] == old_m.actuator_actnum[old]:
+                n, adr, oadr = int(m.actuator_actnum[a]), int(m.actuator_actadr[a]), int(old_m.actuator_actadr[old])
+                d.act[adr:adr + n] = old_d.act[oadr:oadr + n]
+    for b in range(1, m.nbody):
+        old = mujoco.mj_name2id(old_m, obj.mjOBJ_BODY, m.body(b).name)
+        if old > 0:
+            d.xfrc_applied[b] = old_d.xfrc_applied[old]
