@@ -74,6 +74,7 @@ from robot_core.model import RobotModel, RobotModelError, load_robot
 from robot_core.nodes.node_params import SIMULATOR_PARAMS
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
+from robot_core.physics.floor import add_floor
 from robot_core.physics.link_transforms import LinkTransforms
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
 from robot_core.ros.message_templates import retrying, stamped_template
@@ -276,7 +277,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
             warnings.simplefilter("always")
             engine = PhysicsEngine(robot, timestep=p["timestep"], fixed_base=p["fixed_base"],
                                    initial_positions=p["initial_positions"] or None, gains=p["gains"] or None,
-                                   include_visuals=False)
+                                   include_visuals=False, scene=add_floor if p["floor"] else None)
         for w in caught:
             self._log.warning(str(w.message))
         self.robot, self.engine = robot, engine
