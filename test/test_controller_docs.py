@@ -56,11 +56,15 @@ def _example(page: str) -> str:
     return blocks[0]
 
 
-def _manager() -> ControllerManagerCore:
+#: pages whose example runs on another example robot than rc_arm (a mobile base has no arm)
+PAGE_ROBOTS = {"diff_drive": "diff_drive.urdf"}
+
+
+def _manager(page: str = "") -> ControllerManagerCore:
     pytest.importorskip("mujoco")
     from robot_core.model import load_robot
 
-    robot = load_robot(REPO / "urdf" / "rc_arm.urdf")
+    robot = load_robot(REPO / "urdf" / PAGE_ROBOTS.get(page, "rc_arm.urdf"))
     return ControllerManagerCore.from_robot(robot, 100.0, plugin_override=SIM, component_options={"timestep": 0.001})
 
 
@@ -156,7 +160,7 @@ def test_example_yaml_loads_configures_and_runs(page: str):
         for key in _flat(c.params):
             spec = default_registry.get(c.type).param_spec(key)
             assert spec is not None, f"doc/controllers/{page}.md: example sets '{key}', unknown to {c.type}"
-    cm = _manager()
+    cm = _manager(page)
     cm.apply_config(cfg)
     _run(cm, list(cfg.controllers))
     for name in cfg.controllers:
@@ -207,6 +211,8 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("effort_controllers/JointGroupEffortController", {"joints": ["joint6"]}),
     ("forward_command_controller/ForwardCommandController",
      {"joints": ["joint7"], "interface_name": "velocity", "update_rate": 50}),
+    ("position_controllers/GripperActionController",
+     {"joint": "finger_left_joint", "max_effort": 5.0, "action_monitor_rate": 10.0, "stall_velocity_threshold": 0.01}),
 ]
 
 

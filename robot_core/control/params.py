@@ -97,7 +97,8 @@ class Params:
         return ControlError(f"controller '{self.owner}': parameter '{path}' {what}")
 
     def has(self, path: str) -> bool:
-        return self.raw(path, _MISSING) is not _MISSING
+        """Whether ``path`` is set (to anything but null)."""
+        return self.raw(path, None) is not None
 
     def raw(self, path: str, default: Any = _MISSING) -> Any:
         node: Any = self.data

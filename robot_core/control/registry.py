@@ -26,6 +26,11 @@ _BUILTIN: dict[str, str] = {
     "pid_controller/PidController": "robot_core.control.controllers.pid_controller:PidController",
     "joint_trajectory_controller/JointTrajectoryController":
         "robot_core.control.controllers.joint_trajectory:JointTrajectoryController",
+    "diff_drive_controller/DiffDriveController": "robot_core.control.controllers.diff_drive:DiffDriveController",
+    "parallel_gripper_action_controller/GripperActionController":
+        "robot_core.control.controllers.gripper_action:ParallelGripperActionController",
+    "position_controllers/GripperActionController":
+        "robot_core.control.controllers.gripper_action:GripperActionController",
     "robot_core/GravityCompensationController":
         "robot_core.control.controllers.gravity_compensation:GravityCompensationController",
     "robot_core/ComputedTorqueController": "robot_core.control.controllers.computed_torque:ComputedTorqueController",

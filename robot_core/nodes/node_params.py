@@ -18,6 +18,8 @@ SIMULATOR_PARAMS: tuple[P, ...] = (
     P("package_dirs", "string[]", [], "extra roots for package:// (besides the ament index, AMENT_PREFIX_PATH "
       "and ROS_PACKAGE_PATH)"),
     P("fixed_base", "bool", True, "weld the root link to the world (false: free base)"),
+    P("floor", "bool", False, "a floor plane at z = 0 even without a world (or with one that has none), e.g. for a "
+      "mobile base with fixed_base: false"),
     P("timestep", "double", 0.001, "physics step", minimum=0.0, exclusive_min=True, unit="s"),
     P("real_time_factor", "double", 1.0, "simulated s per wall s; 0 = as fast as possible",
       read_only=False, minimum=0.0),

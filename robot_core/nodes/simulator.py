@@ -300,7 +300,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
             base = base_pose_quaternion(p["base_pose"]) if len(p["base_pose"]) else None
             engine = PhysicsEngine(robot, timestep=p["timestep"], fixed_base=p["fixed_base"],
                                    initial_positions=p["initial_positions"] or None, gains=p["gains"] or None,
-                                   include_visuals=False, scene=scene_hook(world, robot.root_link, base),
+                                   include_visuals=False, scene=scene_hook(world, robot.root_link, base,
+                                                                     floor=p["floor"]),
                                    initial_base_pose=None if engine_fixed(robot, p) else base)
             self._world = WorldSim(engine, world, keyframes)
         for w in caught:

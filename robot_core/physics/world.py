@@ -514,8 +514,9 @@ def base_pose_quaternion(xyz_rpy: Sequence[float], what: str = "base_pose") -> n
 
 
 def scene_hook(world: World | None, root_link: str | None = None,
-               base_pose: np.ndarray | None = None) -> Callable[[mujoco.MjSpec], None]:
-    """The engine's ``scene`` hook: floor, objects, and a fixed base moved to ``base_pose`` (x y z qw qx qy qz)."""
+               base_pose: np.ndarray | None = None, floor: bool = False) -> Callable[[mujoco.MjSpec], None]:
+    """The engine's ``scene`` hook: floor, objects, and a fixed base moved to ``base_pose`` (x y z qw qx qy qz).
+    ``floor``: a floor even without a world (the simulator's ``floor`` parameter, for a mobile base)."""
 
     def build(spec: mujoco.MjSpec) -> None:
         if base_pose is not None and root_link is not None:
@@ -525,8 +526,10 @@ def scene_hook(world: World | None, root_link: str | None = None,
             if not any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in body.joints):
                 body.pos, body.quat = list(base_pose[:3]), list(base_pose[3:])
         if world is None:
+            if floor:
+                add_floor(spec)
             return
-        if world.floor:
+        if world.floor or floor:
             add_floor(spec)
         if world.attach is not None:
             world.attach(spec)

@@ -25,6 +25,7 @@ _ADAPTERS: dict[str, str] = {
     "joint_trajectory_controller/JointTrajectoryController":
         "robot_core.nodes.controllers.joint_trajectory:JointTrajectoryAdapter",
     "robot_core/ComputedTorqueController": "robot_core.nodes.controllers.joint_trajectory:JointTrajectoryAdapter",
+    "diff_drive_controller/DiffDriveController": "robot_core.nodes.controllers.diff_drive:DiffDriveAdapter",
 }
 
 
