@@ -70,6 +70,9 @@ def _wrap_body(root: ET.Element, body: ET.Element, moved: list[str]) -> None:
     joints = [c for c in body if c.tag == "joint"]
     if [j.get("name") for j in joints[: len(moved)]] != moved:
         raise _UnsplittableError(f"the joints {moved} of body '{name}' are not named where it is written")
+    for k, joint in enumerate(joints[len(moved):], start=len(moved)):
+        if joint.get("name") is None:  # the reader's name (mjcf_reader.name_unnamed): counted among all its joints
+            joint.set("name", f"{name}:joint{k}")
     parent = parent_of[body]
     index = list(parent).index(body)
     outer = holder = None
