@@ -16,6 +16,10 @@ chain). Each new body carries :data:`SPLIT_MASS` kg, as MuJoCo refuses massless 
 the file's XML text (numbers stay exactly as written), so the body and its joints must be named in the file
 (main or included) that writes them; otherwise :func:`prepare_mjcf_spec` returns None with a warning and the
 builder makes the robot from its links and joints (without the file's world).
+
+A ball joint of the robot is first rewritten on the same text into its three hinges
+(:mod:`robot_core.model.mjcf_ball`), which the split then gives bodies; the file's actuators and sensors on the
+ball go, and its keyframes get hinge angles and rates (:func:`_ball_references`).
 """
 
 from __future__ import annotations
