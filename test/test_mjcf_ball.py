@@ -127,6 +127,13 @@ def test_actuator_a_ball_cannot_pass_on_is_dropped_with_a_warning(tmp_path):
     cmds = {j.name: j.command_interfaces for j in robot.ros2_control[0].joints}
     assert all(cmds[n] == [] for n in WRIST)
     assert any("wrist_general" in note for note in robot.mjcf.not_carried)
+    # a second motor on the ball: the first one drives the hinges
+    path.write_text(ARM.read_text().replace('ctrlrange="-3 3"/>', 'ctrlrange="-3 3"/>\n    <motor name="again" '
+                                                                  'joint="wrist" gear="5 5 5"/>'))
+    with pytest.warns(RobotModelWarning, match=r"actuator 'again': a second actuator of ball joint 'wrist'"):
+        robot = load_robot(path)
+    assert {robot.mjcf.servos[n].actuator for n in WRIST} == {"wrist_motor"}
+    assert robot.joints[WRIST[1]].limit.effort == 6.0
 
 
 def test_fk_and_jacobian_match_mujoco_on_the_original_file():
