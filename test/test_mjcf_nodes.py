@@ -102,3 +102,29 @@ def test_simulator_takes_mjcf_text_on_its_topic_and_refuses_a_broken_one(ros, pr
                              qos_profile_sensor_data)
     pub.publish(String(data=scene))
     wait_for(lambda: names and names[-1] == ["swing"], 60, "the pendulum's joint state")
+
+
+def test_ball_joint_robot_in_the_simulator_is_three_commandable_hinges(ros, processes):
+    """An MJCF robot with a ball joint: the simulator runs its file with the ball as three hinges, publishes them
+    on /robot_joint_states and in the URDF on /robot_description, and an effort on one hinge turns it."""
+    from robot_core.model import load_robot
+
+    ball_arm = DATA / "ball_arm.xml"
+    wrist = ["wrist:x", "wrist:y", "wrist:z"]
+    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"urdf_path:={ball_arm}")
+    processes.append(sim)
+    sim.wait_for_output("simulator ready", timeout=60)
+    assert f"{ball_arm}:" in sim.output() and "ball joint: simulated as three hinges" in sim.output()
+    client = SimClient(ros, "mjcf_ball_client")
+    wait_for(lambda: client.description, 30, "the simulator's /robot_description")
+    urdf = load_robot(client.description[-1])
+    assert [urdf.joints[n].type for n in wrist] == ["revolute"] * 3
+    wait_for(lambda: client.states and set(wrist) <= set(client.latest().name), 30, "the hinges' joint states")
+    wait_for(lambda: ("hand:wrist:y", "hand") in client.tf, 30, "the wrist's transforms")
+    start = client.positions()["wrist:z"]
+
+    def turned() -> bool:
+        client.send(["wrist:z"], effort=[1.0])
+        return client.positions()["wrist:z"] > start + 0.2
+
+    wait_for(turned, 60, "wrist:z turned by its effort command", poll=0.1)

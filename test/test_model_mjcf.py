@@ -218,14 +218,19 @@ def test_unknown_joint_type_names_file_line_and_element(tmp_path):
     assert f"wobble.xml:{line}: <joint>" in message and "wobble" in message
 
 
-def test_ball_joint_is_refused_with_file_and_line(tmp_path):
+def test_ball_joint_is_three_hinges_with_a_warning_naming_file_and_line(tmp_path):
+    """(the ball itself: test/test_mjcf_ball.py)"""
     text = ARM.read_text().replace('<joint name="elbow" type="hinge"', '<joint name="elbow" type="ball"')
     text = text.replace('range="-2.5 2.5" damping="0.3"', 'damping="0.3"')
     text = text.replace('<position name="elbow_servo" joint="elbow" kp="100" kv="5" ctrlrange="-2.5 2.5" '
                         'forcerange="-20 20"/>', "")
-    message = _error(tmp_path, "ball.xml", text)
+    path = tmp_path / "ball.xml"
+    path.write_text(text)
     line = next(i for i, t in enumerate(text.splitlines(), 1) if 'name="elbow"' in t)
-    assert f"ball.xml:{line}: joint 'elbow'" in message and "ball joint" in message
+    with pytest.warns(RobotModelWarning, match=rf"{path}:{line}: joint 'elbow': ball joint: simulated as three"):
+        robot = load_robot(path)
+    assert [j.name for j in robot.movable_joints()] == ["shoulder", "elbow:x", "elbow:y", "elbow:z"]
+    assert robot.joints["elbow:x"].type == "continuous"
 
 
 def test_unnamed_bodies_and_joints_get_stable_names():
@@ -292,8 +297,12 @@ def test_errors_in_an_included_file_name_that_file_and_line(tmp_path):
     main = tmp_path / "main.xml"
     main.write_text('<mujoco model="m">\n  <include file="arm_body.xml"/>\n'
                     '  <actuator><motor joint="jj"/></actuator>\n</mujoco>\n')
-    with pytest.raises(RobotModelError, match=rf"{tmp_path / 'arm_body.xml'}:4: joint 'jj': ball joint"):
-        load_quiet(main)
+    with pytest.warns(RobotModelWarning, match=rf"{tmp_path / 'arm_body.xml'}:4: joint 'jj': ball joint"):
+        robot = load_robot(main)
+    with warnings.catch_warnings():  # the ball is rewritten into its hinges in the included file's text
+        warnings.simplefilter("ignore", RobotModelWarning)
+        sim = PhysicsEngine(robot)
+    assert sim.model.body("b:jj:x").id > 0 and sim.command_modes()["jj:x"] == "effort"
     (tmp_path / "arm_body.xml").write_text((tmp_path / "arm_body.xml").read_text().replace('"ball"', '"wobble"'))
     with pytest.raises(RobotModelError, match=rf"{tmp_path / 'arm_body.xml'}:4: <joint>: .*wobble"):
         load_quiet(main)

@@ -155,6 +155,24 @@ def test_body_with_unnamed_joints_falls_back_to_the_links_with_a_warning():
     assert sim.joint_names == ["cart:joint0", "cart:joint1"]
 
 
+def test_split_body_whose_last_joint_is_unnamed_keeps_the_readers_name():
+    """The reader calls the second joint cart:joint1; moved alone into the body it must keep that name."""
+    text = """<mujoco><worldbody><body name="cart" pos="0 0 1"><joint name="x" type="slide" axis="1 0 0"/>
+      <joint axis="0 1 0"/><geom size="0.1" mass="1"/></body></worldbody>
+      <actuator><motor joint="x"/></actuator></mujoco>"""
+    sim = engine_from_text(text)
+    assert sim.joint_names == ["x", "cart:joint1"] and sim.model.body("cart:x").id > 0
+    sim.set_commands(["x"], efforts=[2.0])
+    sim.step(200)
+    assert sim.positions()[0] > 0.01
+
+
+def engine_from_text(text: str) -> PhysicsEngine:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotModelWarning)
+        return PhysicsEngine(load_robot(text))
+
+
 @pytest.mark.skipif(not HOPPER.is_file(), reason="gymnasium's MuJoCo assets are not installed")
 def test_gymnasium_hopper_lands_on_its_floor():
     sim = engine(HOPPER, timestep=0.002)

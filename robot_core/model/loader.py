@@ -128,6 +128,9 @@ def warn_not_carried(model: RobotModel, target: str) -> None:
     lost = ["actuator types, gains, gear and dynamics beyond the ros2_control command interfaces and limits",
             "joint armature, springs and solver parameters", "contact parameters and options",
             *model.mjcf.not_carried]
+    if model.mjcf.ball_joints:  # (the same chain the simulator runs, robot_core/model/mjcf_ball.py)
+        lost.append(f"ball joint(s) {sorted(model.mjcf.ball_joints)}: written as three revolute joints each, "
+                    "'<ball>:x', '<ball>:y', '<ball>:z' (R = Rx Ry Rz, a cone limit as a box)")
     validation.warn(f"{target} cannot carry from the MJCF: {'; '.join(lost)}",
                     SourceRef(model.source_file, None, f"robot '{model.name}'"))
 

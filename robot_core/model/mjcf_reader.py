@@ -14,12 +14,13 @@ import math
 import os
 import re
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
-from robot_core.model import validation
+from robot_core.model import mjcf_ball, validation
 from robot_core.model.robot_model import (
     Collision,
     Dynamics,
@@ -177,11 +178,13 @@ def load_spec(source: MjcfSource, source_file: str | None = None) -> mujoco.MjSp
     return spec
 
 
-def name_unnamed(spec: mujoco.MjSpec) -> None:
+def name_unnamed(spec: mujoco.MjSpec, skip: set[str] | frozenset[str] = frozenset()) -> None:
     """Unnamed bodies become ``body<N>`` (N: its index in the spec) and unnamed joints ``<body>:joint<K>``;
-    both the reader and the simulator call this, so both sides use the same names."""
+    both the reader and the simulator call this, so both sides use the same names. ``skip``: bodies the simulator
+    added (physics/mjcf_spec.py), not counted, so N stays the index in the file as written."""
     taken = {b.name for b in spec.bodies if b.name}
-    for i, body in enumerate(spec.bodies):
+    counted = [b for b in spec.bodies if b.name not in skip]
+    for i, body in enumerate(counted):
         if i and not body.name:
             name, k = f"body{i}", 1
             while name in taken:
@@ -230,6 +233,21 @@ def _rot(axis: np.ndarray, angle: float) -> np.ndarray:
     return _pose(np.zeros(3), q)
 
 
+@dataclass(frozen=True)
+class _Part:
+    """One scalar (or free) joint of the RobotModel made from MuJoCo joint ``mj_id``: the joint itself, or one of
+    the three hinges of a ball joint (``ball_axis`` 0-2, :mod:`robot_core.model.mjcf_ball`)."""
+
+    name: str
+    mj_id: int
+    kind: mujoco.mjtJoint
+    axis: np.ndarray
+    ref: float
+    limits: tuple[float, float] | None
+    dof: int
+    ball_axis: int | None = None
+
+
 # --------------------------------------------------------------------------------------------------
 class _MjcfReader:
     """One read: the parsed spec, its compiled model and the RobotModel being built."""
@@ -248,6 +266,7 @@ class _MjcfReader:
             validation.warn(f"MuJoCo: {w.message}", SourceRef(source_file, None, "MJCF"))
         self.notes: list[str] = []
         self.mj_joint: dict[str, int] = {}
+        self.ball_axis: dict[str, int] = {}  # hinge of a ball joint -> its axis (0-2)
 
     def ref(self, kind: str, name: str) -> SourceRef:
         el = {"body": self.spec.body, "joint": self.spec.joint, "actuator": self.spec.actuator}[kind](name)
@@ -309,7 +328,10 @@ class _MjcfReader:
             offsets[b] = self.body(robot, b, offsets)
         for joint in robot.joints.values():
             if joint.is_scalar and joint.name in self.mj_joint:
-                joint.initial_position = float(m.qpos0[m.jnt_qposadr[self.mj_joint[joint.name]]])
+                adr = int(m.jnt_qposadr[self.mj_joint[joint.name]])
+                axis = self.ball_axis.get(joint.name)
+                joint.initial_position = float(m.qpos0[adr] if axis is None else
+                                               mjcf_ball.angles_from_quat(m.qpos0[adr:adr + 4])[axis])
         self.equalities(robot)
         self.actuators(robot)
         self.other_elements()
@@ -330,16 +352,13 @@ class _MjcfReader:
         if not jids:
             jname = self.unique_joint_name(robot, f"{bname}_fixed")
             robot.joints[jname] = Joint(jname, "fixed", parent_link, bname, Pose.from_matrix(placement), source=ref)
-        for k, j in enumerate(jids):
-            jname = m.joint(j).name
-            jref = self.ref("joint", jname)
-            jtype = mujoco.mjtJoint(int(m.jnt_type[j]))
-            child = bname if k == len(jids) - 1 else f"{bname}:{jname}"
-            if jtype == mujoco.mjtJoint.mjJNT_BALL:
-                raise RobotModelError("ball joint: a RobotModel (and URDF) has no spherical joint, so controllers "
-                                      "could not address it; replace it by three hinges", jref)
-            if jtype == mujoco.mjtJoint.mjJNT_FREE:
-                if parent_b != 0 or len(jids) > 1:
+        parts = [part for j in jids for part in self.joint_parts(j)]
+        for k, part in enumerate(parts):
+            jname, j = part.name, part.mj_id
+            jref = self.ref("joint", m.joint(j).name)
+            child = bname if k == len(parts) - 1 else f"{bname}:{jname}"
+            if part.kind == mujoco.mjtJoint.mjJNT_FREE:
+                if parent_b != 0 or len(parts) > 1:
                     raise RobotModelError("a free joint must be the only joint of a top-level body", jref)
                 robot.joints[jname] = Joint(jname, "floating", WORLD, child, Pose.from_matrix(placement), source=jref)
                 self.mj_joint[jname] = j
@@ -347,9 +366,9 @@ class _MjcfReader:
                 robot.links[child] = Link(child, source=ref)
                 continue
             anchor = np.asarray(m.jnt_pos[j], dtype=float)
-            axis = np.asarray(m.jnt_axis[j], dtype=float)
-            qref = float(m.qpos0[m.jnt_qposadr[j]])
-            hinge = jtype == mujoco.mjtJoint.mjJNT_HINGE
+            axis = part.axis
+            qref = part.ref
+            hinge = part.kind == mujoco.mjtJoint.mjJNT_HINGE
             # MuJoCo turns a hinge by (q - ref) about its anchor; the URDF-style joint turns by q about its child
             # frame's origin, so the child frame sits at the anchor and the origin takes back the ref.
             zero = _rot(axis, -qref) if hinge else _trans(-qref * axis)
@@ -357,23 +376,19 @@ class _MjcfReader:
                 origin = placement @ _trans(anchor) @ zero
             else:
                 origin = _trans(anchor - prev_anchor) @ zero
-            if hinge:
-                limited = bool(m.jnt_limited[j])
-                jt = "revolute" if limited else "continuous"
-            else:
-                limited = bool(m.jnt_limited[j])
-                jt = "prismatic"
+            limited = part.limits is not None
+            jt = ("revolute" if limited else "continuous") if hinge else "prismatic"
             limit = Limit()
-            if limited:
-                limit.lower, limit.upper = (float(v) for v in m.jnt_range[j])
+            if part.limits is not None:
+                limit.lower, limit.upper = part.limits
             if m.jnt_actfrclimited[j]:
                 limit.effort = float(max(abs(m.jnt_actfrcrange[j][0]), abs(m.jnt_actfrcrange[j][1])))
-            dof = int(m.jnt_dofadr[j])
+            dof = part.dof
             joint = Joint(jname, jt, link_name, child, Pose.from_matrix(origin), axis=axis / np.linalg.norm(axis),
                           limit=limit, source=jref)
             if m.dof_damping[dof] or m.dof_frictionloss[dof]:
                 joint.dynamics = Dynamics(float(m.dof_damping[dof]), float(m.dof_frictionloss[dof]))
-            if k < len(jids) - 1:
+            if k < len(parts) - 1:
                 robot.links[child] = Link(child, source=ref)
                 # A frame between two joints of one body: the simulator gives it a body of its own, named after
                 # it, as the first of a chain of bodies that each carry one of the joints (physics/mjcf_spec.py).
@@ -381,6 +396,8 @@ class _MjcfReader:
                 self.source.link_offsets[child] = _trans(anchor).tolist()
                 self.source.split_bodies.setdefault(bname, []).append(jname)
             self.mj_joint[jname] = j
+            if part.ball_axis is not None:
+                self.ball_axis[jname] = part.ball_axis
             robot.joints[jname] = joint
             link_name = child
             prev_anchor = anchor
@@ -394,6 +411,37 @@ class _MjcfReader:
             self.source.link_offsets[bname] = offset.tolist()
         self.contents(link, b, np.linalg.inv(offset))
         return offset
+
+    def joint_parts(self, j: int) -> list[_Part]:
+        """The RobotModel joints MuJoCo joint ``j`` becomes: itself, or for a ball joint three hinges (with one
+        warning naming it, doc/mjcf.md)."""
+        m = self.m
+        name = m.joint(j).name
+        kind = mujoco.mjtJoint(int(m.jnt_type[j]))
+        limits = (float(m.jnt_range[j][0]), float(m.jnt_range[j][1])) if m.jnt_limited[j] else None
+        dof = int(m.jnt_dofadr[j])
+        if kind != mujoco.mjtJoint.mjJNT_BALL:
+            return [_Part(name, j, kind, np.asarray(m.jnt_axis[j], dtype=float), float(m.qpos0[m.jnt_qposadr[j]]),
+                          limits, dof)]
+        half = None
+        cone = ""
+        if limits is not None:
+            written = float(self.spec.joint(name).range[1])  # the cone's half-angle in the file's angle unit
+            half = written
+            unit = "deg" if self.spec.compiler.degree else "rad"
+            cone = (f"; its cone limit ({written:g} {unit} from the rest orientation about any axis) becomes a box:"
+                    f" each hinge is limited to [-{written:g}, {written:g}] {unit}")
+            limits = (-float(m.jnt_range[j][1]), float(m.jnt_range[j][1]))
+        self.source.ball_joints[name] = half
+        names = mjcf_ball.hinge_names(name)
+        validation.warn(f"ball joint: simulated as three hinges {', '.join(repr(n) for n in names)} about the "
+                        f"joint frame's x, y, z through its anchor (R = Rx Ry Rz: the ball's rigid-body dynamics "
+                        f"except at the gimbal singularity '{names[1]}' = +-90 deg, where a ball has none; its "
+                        "damping, armature, frictionloss and stiffness act on each hinge instead of on the "
+                        "ball's angular velocity, the same at the rest orientation only), addressable by "
+                        f"controllers as three joints{cone}", self.ref("joint", name))
+        return [_Part(hinge, j, mujoco.mjtJoint.mjJNT_HINGE, np.array(axis), 0.0, limits, dof + i, i)
+                for i, (hinge, (_, axis)) in enumerate(zip(names, mjcf_ball.AXES, strict=True))]
 
     def unique_joint_name(self, robot: RobotModel, name: str) -> str:
         out, k = name, 1
@@ -508,6 +556,9 @@ class _MjcfReader:
             self.notes.append(f"actuator '{aname}' (drives a {_enum_word(mujoco.mjtTrn(trn))}, not a joint)")
             return
         jname = m.joint(int(m.actuator_trnid[a, 0])).name
+        if jname in self.source.ball_joints:
+            self.ball_actuator(robot, a, aname, ref, jname, rc_joints)
+            return
         joint = robot.joints.get(jname)
         if joint is None or not joint.is_scalar:
             self.notes.append(f"actuator '{aname}' (its joint '{jname}' is not a hinge/slide of the robot)")
@@ -560,6 +611,46 @@ class _MjcfReader:
             iface.min, iface.max = lo, hi
             iface.params = {"min": repr(lo), "max": repr(hi)}
         rc_joints[jname].command_interfaces.append(iface)
+
+    def ball_actuator(self, robot: RobotModel, a: int, aname: str, ref: SourceRef, ball: str,
+                      rc_joints: dict[str, Ros2ControlJoint]) -> None:
+        """A motor on a ball joint (joint transmission, gain 1, no bias, no dynamics) becomes an effort command
+        interface on each of its hinges with a non-zero gear component, limited to ctrlrange (forcerange) times
+        that component; anything else on a ball is dropped with a warning (doc/mjcf.md)."""
+        m = self.m
+        motor = (int(m.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_JOINT)
+                 and int(m.actuator_gaintype[a]) == int(mujoco.mjtGain.mjGAIN_FIXED)
+                 and float(m.actuator_gainprm[a][0]) == 1.0
+                 and int(m.actuator_biastype[a]) == int(mujoco.mjtBias.mjBIAS_NONE)
+                 and int(m.actuator_dyntype[a]) == int(mujoco.mjtDyn.mjDYN_NONE))
+        hinges = mjcf_ball.hinge_names(ball)
+        taken = [h for h in hinges if h in self.source.servos]
+        if not motor or taken:
+            why = (f"a second actuator of ball joint '{ball}'" if motor else
+                   f"an actuator on ball joint '{ball}' that is not a plain motor (joint transmission, gain 1, "
+                   "no bias, no activation dynamics), which its three hinges cannot take over")
+            validation.warn(f"{why}: dropped, its hinges {hinges} are not driven by it", ref)
+            self.notes.append(f"actuator '{aname}' ({why})")
+            return
+        gear = [float(v) for v in m.actuator_gear[a, :3]]
+        for hinge, g in zip(hinges, gear, strict=True):
+            if g == 0.0:
+                continue
+            self.source.servos[hinge] = MjcfServo(hinge, aname, "effort")
+            iface = Ros2ControlInterface("effort")
+            joint = robot.joints[hinge]
+            lim = joint.limit if joint.limit is not None else Limit()
+            joint.limit = lim
+            if m.actuator_forcelimited[a]:
+                effort = float(max(abs(v) for v in m.actuator_forcerange[a])) * abs(g)
+                lim.effort = min(lim.effort, effort) if lim.effort else effort
+            if m.actuator_ctrllimited[a]:
+                lo, hi = sorted(float(v) * g for v in m.actuator_ctrlrange[a])
+                effort = max(abs(lo), abs(hi))
+                lim.effort = min(lim.effort, effort) if lim.effort else effort
+                iface.min, iface.max = lo, hi
+                iface.params = {"min": repr(lo), "max": repr(hi)}
+            rc_joints[hinge].command_interfaces.append(iface)
 
     def other_elements(self) -> None:
         m = self.m

@@ -356,7 +356,9 @@ class MjcfSource:
     frame (non-identity where the joint's anchor is off the body origin); ``split_bodies`` names the bodies
     with several joints and the joints (all but the last) that the simulator moves into bodies of their own,
     named like the intermediate links ``<body>:<joint>``; ``world_bodies`` are the bodies that are not part of
-    the robot; ``not_carried`` lists what a URDF of the robot cannot say.
+    the robot; ``ball_joints`` are the robot's ball joints, each three hinges ``<ball>:x|y|z``
+    (:mod:`robot_core.model.mjcf_ball`), with the cone's half-angle in the file's angle unit (None: unlimited);
+    ``not_carried`` lists what a URDF of the robot cannot say.
     """
 
     path: str | None = None
@@ -366,6 +368,7 @@ class MjcfSource:
     link_offsets: dict[str, list[list[float]]] = field(default_factory=dict)
     split_bodies: dict[str, list[str]] = field(default_factory=dict)
     world_bodies: list[str] = field(default_factory=list)
+    ball_joints: dict[str, float | None] = field(default_factory=dict)
     servos: dict[str, MjcfServo] = field(default_factory=dict)
     not_carried: list[str] = field(default_factory=list)
     timestep: float | None = None  # <option timestep> when the file sets it

@@ -16,10 +16,15 @@ chain). Each new body carries :data:`SPLIT_MASS` kg, as MuJoCo refuses massless 
 the file's XML text (numbers stay exactly as written), so the body and its joints must be named in the file
 (main or included) that writes them; otherwise :func:`prepare_mjcf_spec` returns None with a warning and the
 builder makes the robot from its links and joints (without the file's world).
+
+A ball joint of the robot is first rewritten on the same text into its three hinges
+(:mod:`robot_core.model.mjcf_ball`), which the split then gives bodies; the file's actuators and sensors on the
+ball go, and its keyframes get hinge angles and rates (:func:`_ball_references`).
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -27,6 +32,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from robot_core.model.mjcf_ball import angles_from_quat, rates_from_angular_velocity, rewrite_ball_joint
 from robot_core.model.mjcf_reader import included_texts, load_spec, mujoco_error, name_unnamed
 from robot_core.model.robot_model import MjcfSource, RobotModel, RobotModelError, RobotModelWarning, SourceRef
 
@@ -34,6 +40,9 @@ from robot_core.model.robot_model import MjcfSource, RobotModel, RobotModelError
 SPLIT_MASS = 1e-6
 SPLIT_INERTIA = 1e-9
 _PLACEMENT = ("pos", "quat", "euler", "axisangle", "xyaxes", "zaxis")
+# (qpos, qvel) sizes by joint type: free, ball, slide, hinge
+_SIZES = {int(mujoco.mjtJoint.mjJNT_FREE): (7, 6), int(mujoco.mjtJoint.mjJNT_BALL): (4, 3),
+          int(mujoco.mjtJoint.mjJNT_SLIDE): (1, 1), int(mujoco.mjtJoint.mjJNT_HINGE): (1, 1)}
 
 
 def _warn(robot: RobotModel, message: str) -> None:
@@ -44,13 +53,30 @@ class _UnsplittableError(Exception):
     """The files do not name the body or its joints as the split needs."""
 
 
-def _wrap_body(root: ET.Element, name: str, moved: list[str]) -> None:
+def _find_body(root: ET.Element, name: str, moved: list[str]) -> ET.Element | None:
+    """The ``<body>`` named ``name``, or (an unnamed body, which the reader named ``body<N>``) the body whose first
+    joints are ``moved``, which then gets that name written."""
+    for body in root.iter("body"):
+        if body.get("name") == name:
+            return body
+    for body in root.iter("body"):
+        joints = [c.get("name") for c in body if c.tag == "joint"]
+        if body.get("name") is None and joints[: len(moved)] == moved:
+            body.set("name", name)
+            return body
+    return None
+
+
+def _wrap_body(root: ET.Element, body: ET.Element, moved: list[str]) -> None:
     """Move the body's leading joints ``moved`` into wrapping bodies (module docstring), in place."""
+    name = body.get("name")
     parent_of = {child: parent for parent in root.iter() for child in parent}
-    body = next(b for b in root.iter("body") if b.get("name") == name)
     joints = [c for c in body if c.tag == "joint"]
     if [j.get("name") for j in joints[: len(moved)]] != moved:
         raise _UnsplittableError(f"the joints {moved} of body '{name}' are not named where it is written")
+    for k, joint in enumerate(joints[len(moved):], start=len(moved)):
+        if joint.get("name") is None:  # the reader's name (mjcf_reader.name_unnamed): counted among all its joints
+            joint.set("name", f"{name}:joint{k}")
     parent = parent_of[body]
     index = list(parent).index(body)
     outer = holder = None
@@ -80,19 +106,28 @@ def _wrap_body(root: ET.Element, name: str, moved: list[str]) -> None:
     parent.insert(index, outer)
 
 
-def _wrap_joints(texts: dict[str, str], splits: dict[str, list[str]]) -> dict[str, str]:
-    """The MJCF texts (the main file under "", its includes by name) with every split body's leading joints
-    moved into wrapping bodies, each in the text that holds the body."""
+def _wrap_joints(texts: dict[str, str], splits: dict[str, list[str]],
+                 balls: dict[str, float | None]) -> dict[str, str]:
+    """The MJCF texts (the main file under "", its includes by name) with every ball joint of the robot rewritten
+    into its three hinges (:func:`robot_core.model.mjcf_ball.rewrite_ball_joint`) and every split body's leading
+    joints moved into wrapping bodies, each in the text that holds the element."""
     out = dict(texts)
     remaining = dict(splits)
+    balls_left = dict(balls)
     for key, text in texts.items():
         root = ET.fromstring(text)
-        here = {b.get("name") for b in root.iter("body")}
-        mine = [name for name in remaining if name in here]
-        for name in mine:
-            _wrap_body(root, name, remaining.pop(name))
-        if mine:
+        changed = [ball for ball, half in balls_left.items() if rewrite_ball_joint(root, ball, half)]
+        for ball in changed:
+            del balls_left[ball]
+        for name in list(remaining):
+            body = _find_body(root, name, remaining[name])
+            if body is not None:
+                _wrap_body(root, body, remaining.pop(name))
+                changed.append(name)
+        if changed:
             out[key] = ET.tostring(root, encoding="unicode")
+    if balls_left:
+        raise _UnsplittableError(f"ball joints {sorted(balls_left)} are not named in the files")
     if remaining:
         raise _UnsplittableError(f"bodies {sorted(remaining)} are not named in the files")
     return out
@@ -104,7 +139,8 @@ def _split_spec(robot: RobotModel) -> mujoco.MjSpec:
     text = source.text if source.path is None else Path(source.path).read_text(errors="replace")
     base = Path(source.base_dir or ".")
     try:
-        texts = _wrap_joints({"": text or "", **included_texts(text or "", base)}, source.split_bodies)
+        texts = _wrap_joints({"": text or "", **included_texts(text or "", base)}, source.split_bodies,
+                             source.ball_joints)
     except (ET.ParseError, OSError) as exc:
         raise _UnsplittableError(str(exc)) from None
     main = texts.pop("")
@@ -113,8 +149,53 @@ def _split_spec(robot: RobotModel) -> mujoco.MjSpec:
     except ValueError as exc:
         raise mujoco_error(exc, robot.source_file) from None
     spec.modelfiledir = str(base.resolve()) + "/"
-    name_unnamed(spec)
+    wrappers = {f"{body}:{joint}" for body, joints in source.split_bodies.items() for joint in joints}
+    name_unnamed(spec, skip=wrappers)
+    if source.ball_joints:
+        _ball_references(robot, spec)
     return spec
+
+
+def _ball_references(robot: RobotModel, spec: mujoco.MjSpec) -> None:
+    """What of the file still names a ball joint that became three hinges: its actuators (the reader mapped a
+    motor to the hinges, the engine drives them) and sensors go, with a warning for the sensors; keyframes get
+    the hinges' angles and rates in place of the ball's quaternion and angular velocity."""
+    balls = robot.mjcf.ball_joints
+    for sensor in list(spec.sensors):
+        if sensor.objtype == mujoco.mjtObj.mjOBJ_JOINT and sensor.objname in balls:
+            line = re.search(r"line (\d+)", sensor.info or "")
+            where = SourceRef(robot.source_file, int(line.group(1)) if line else None,
+                              f"sensor '{sensor.name}'" if sensor.name else "sensor")
+            warnings.warn(RobotModelWarning(f"{where}: on ball joint '{sensor.objname}', which is simulated as "
+                                            "three hinges: not simulated"), stacklevel=4)
+            spec.delete(sensor)
+    for act in list(spec.actuators):
+        if act.trntype in (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT) and act.target in balls:
+            spec.delete(act)
+    keys = [key for key in spec.keys if len(key.qpos) or len(key.qvel)]
+    if not keys:
+        return
+    original = load_spec(robot.mjcf, robot.source_file).compile()
+    for key in keys:
+        qpos = np.asarray(key.qpos, dtype=float)
+        qvel = np.asarray(key.qvel, dtype=float)
+        new_qpos: list[float] = []
+        new_qvel: list[float] = []
+        for j in range(original.njnt):
+            adr, dof = int(original.jnt_qposadr[j]), int(original.jnt_dofadr[j])
+            nq, nv = _SIZES[int(original.jnt_type[j])]
+            if original.joint(j).name in balls:
+                angles = angles_from_quat(qpos[adr:adr + 4]) if len(qpos) else np.zeros(3)
+                new_qpos.extend(angles)
+                if len(qvel):
+                    new_qvel.extend(rates_from_angular_velocity(angles, qvel[dof:dof + 3]))
+            else:
+                new_qpos.extend(qpos[adr:adr + nq])
+                new_qvel.extend(qvel[dof:dof + nv])
+        if len(qpos):
+            key.qpos = new_qpos
+        if len(qvel):
+            key.qvel = new_qvel
 
 
 def prepare_mjcf_spec(robot: RobotModel, timestep: float) -> mujoco.MjSpec | None:
@@ -139,6 +220,7 @@ def prepare_mjcf_spec(robot: RobotModel, timestep: float) -> mujoco.MjSpec | Non
                      f"{float(timestep):g} s (its timestep parameter wins)")
     spec.option.timestep = float(timestep)
     robot_joints = {j.name for j in robot.joints.values() if j.is_scalar}
+    # (a robot with a ball joint always goes through _split_spec: its three hinges need two wrapping bodies)
     for act in list(spec.actuators):
         if act.trntype in (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT) and act.target in robot_joints:
             spec.delete(act)
