@@ -80,7 +80,7 @@ from robot_core.nodes.node_params import SIMULATOR_PARAMS
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
 from robot_core.physics.link_transforms import LinkTransforms
-from robot_core.physics.mjcf_world import load_mjcf_world
+from robot_core.physics.mjcf_world import load_mjcf_world, with_robot_file_objects
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
 from robot_core.physics.world import (
     Pose,
@@ -303,7 +303,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
                                    include_visuals=False, scene=scene_hook(world, robot.root_link, base,
                                                                      floor=p["floor"]),
                                    initial_base_pose=None if engine_fixed(robot, p) else base)
-            self._world = WorldSim(engine, world, keyframes)
+            self._world = WorldSim(engine, with_robot_file_objects(world, engine), keyframes)
         for w in caught:
             self._log.warning(str(w.message))
         self.robot, self.engine = robot, engine
