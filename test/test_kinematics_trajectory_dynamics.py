@@ -8,7 +8,10 @@ open loop in that engine, and the JointTrajectory-shaped export sampled by the J
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,6 +30,8 @@ from robot_core.model import load_robot
 from robot_core.physics.engine import PhysicsEngine
 
 pin = pytest.importorskip("pinocchio")
+
+REPO = Path(__file__).resolve().parent.parent
 
 Q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])
 FINGER = {"panda_finger_joint1": 0.02}
@@ -279,3 +284,21 @@ def test_joint_trajectory_export_is_what_the_jtc_samples(panda):
     assert worst < 1e-5
     with pytest.raises(ValueError, match="stride"):
         plan.to_joint_trajectory(stride=0)
+
+
+def test_trace_box_edge_example_writes_its_plot(panda, tmp_path):
+    from PIL import Image
+
+    urdf, _, _ = panda
+    png = tmp_path / "box.png"
+    proc = subprocess.run([sys.executable, str(REPO / "examples" / "trace_box_edge.py"), "--urdf", urdf, "--out",
+                           str(png), "--dt", "0.004", "--edge-time", "0.4"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines() if line.startswith("solve")}
+    assert "success=True" in lines["solve_linear"] and "success=True" in lines["solve"]
+    lin = [float(x) for x in lines["solve_linear"].split("[mm]: ")[1].split("  ")[0].split(", ")]
+    joint = [float(x) for x in lines["solve"].split("[mm]: ")[1].split("  ")[0].split(", ")]
+    assert len(lin) == 4 and max(lin) < 0.5 and max(joint) > 1.0  # the joint moves bend away from the edges
+    img = np.asarray(Image.open(png))
+    assert img.shape[0] > 300 and img.shape[1] > 1000 and img.std() > 5.0
