@@ -309,9 +309,9 @@ class TrajectoryDynamics:
         return sol.q
 
     def _joint_move(self, q0: np.ndarray, v0: np.ndarray, a0: np.ndarray, move: Move, first: int,
-                    index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, MoveOutcome]:
-        n_frames = self._frames(move.duration, f"move {index}")
-        q1 = self._goal_q(move.target, q0, move, f"move {index}")
+                    index: int, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, MoveOutcome]:
+        n_frames = self._frames(move.duration, what)
+        q1 = self._goal_q(move.target, q0, move, what)
         big_t = n_frames * self.dt
         tau = np.arange(n_frames + 1) / n_frames
         if np.any(v0 != 0.0) or np.any(a0 != 0.0):
@@ -326,10 +326,10 @@ class TrajectoryDynamics:
         failed = [] if (ep <= move.translation_threshold and er <= move.rotation_threshold) else [first + n_frames]
         return q, qd, qdd, MoveOutcome(index, False, first, first + n_frames, ep, er, failed)
 
-    def _linear_move(self, q0: np.ndarray, move: Move, first: int,
-                     index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, MoveOutcome]:
+    def _linear_move(self, q0: np.ndarray, move: Move, first: int, index: int,
+                     what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, MoveOutcome]:
         ch = self.chain
-        n_frames = self._frames(move.duration, f"move {index}")
+        n_frames = self._frames(move.duration, what)
         t0 = ch.forward_kinematics(q0)
         p0, r0 = t0[:3, 3], t0[:3, :3]
         p1, r1 = move.target[:3, 3], move.target[:3, :3]
@@ -355,26 +355,28 @@ class TrajectoryDynamics:
         return q, qd, qdd, MoveOutcome(index, True, first, first + n_frames, worst_p, worst_r, failed)
 
     def _plan_moves_from(self, moves: Sequence[Move], q0: np.ndarray, v0: np.ndarray, a0: np.ndarray,
-                         t_start: float = 0.0) -> Trajectory:
+                         caller: str | None = None) -> Trajectory:
+        """Plan the moves one after the other from (q0, v0, a0); ``caller`` names a single move in errors."""
         if not moves:
             raise ValueError("a plan needs at least one move")
         qs, qds, qdds, outcomes = [q0[None]], [v0[None]], [a0[None]], []
         first = 0
         for i, mv in enumerate(moves):
+            what = caller or f"move {i}"
             if not isinstance(mv, Move):
-                raise TypeError(f"move {i} must be a Move, got {type(mv).__name__}")
-            mv.target = self._check_target(mv.target, f"move {i}")
+                raise TypeError(f"{what} must be a Move, got {type(mv).__name__}")
+            mv.target = self._check_target(mv.target, what)
             if not (mv.translation_threshold > 0.0 and mv.rotation_threshold > 0.0):
-                raise ValueError(f"move {i}: thresholds must be > 0, got {mv.translation_threshold}, "
+                raise ValueError(f"{what}: thresholds must be > 0, got {mv.translation_threshold}, "
                                  f"{mv.rotation_threshold}")
             moving = np.any(np.abs(v0) > AT_REST) or np.any(np.abs(a0) > AT_REST)
             if mv.linear:
                 if moving:
-                    raise ValueError(f"move {i} is linear but the arm is moving: a straight tool line starts at "
+                    raise ValueError(f"{what} is linear but the arm is moving: a straight tool line starts at "
                                      f"rest (make it a joint move, or update once the current move has ended)")
-                q, qd, qdd, out = self._linear_move(q0, mv, first, i)
+                q, qd, qdd, out = self._linear_move(q0, mv, first, i, what)
             else:
-                q, qd, qdd, out = self._joint_move(q0, v0, a0, mv, first, i)
+                q, qd, qdd, out = self._joint_move(q0, v0, a0, mv, first, i, what)
             qs.append(q[1:])
             qds.append(qd[1:])
             qdds.append(qdd[1:])
@@ -386,7 +388,7 @@ class TrajectoryDynamics:
         qdd_all = np.vstack(qdds)
         tau = np.array([self.torques(q, v, a) for q, v, a in zip(q_all, qd_all, qdd_all, strict=True)])
         tool = np.array([self.chain.forward_kinematics(q)[:3, 3] for q in q_all])
-        time = t_start + np.arange(len(q_all)) * self.dt
+        time = np.arange(len(q_all)) * self.dt
         return Trajectory(list(self.chain.joint_names), self.dt, time, q_all, qd_all, qdd_all, tau, tool, outcomes)
 
     def solve(self, target_pose, duration: float, translation_threshold: float = 5e-4,
@@ -395,17 +397,22 @@ class TrajectoryDynamics:
 
         Raises UnreachableTargetError (one line, naming the target and IK status) when IK finds no solution.
         """
-        return self.solve_linear_n([Move(target_pose, duration, False, translation_threshold, rotation_threshold)])
+        move = Move(target_pose, duration, False, translation_threshold, rotation_threshold)
+        return self._solve([move], "solve")
 
     def solve_linear(self, target_pose, duration: float, translation_threshold: float = 5e-4,
                      rotation_threshold: float = 1e-3) -> Trajectory:
         """Straight tool line (slerped orientation) from the current pose; check ``result.success``."""
-        return self.solve_linear_n([Move(target_pose, duration, True, translation_threshold, rotation_threshold)])
+        move = Move(target_pose, duration, True, translation_threshold, rotation_threshold)
+        return self._solve([move], "solve_linear")
 
     def solve_linear_n(self, moves: Sequence[Move]) -> Trajectory:
         """The moves one after another from the current state; the state moves to the plan's end."""
+        return self._solve(list(moves), None)
+
+    def _solve(self, moves: list[Move], caller: str | None) -> Trajectory:
         z = np.zeros(self.chain.n)
-        plan = self._plan_moves_from(list(moves), self.q.copy(), z, z.copy())
+        plan = self._plan_moves_from(moves, self.q.copy(), z, z.copy(), caller)
         self.q = plan.q[-1].copy()
         return plan
 
