@@ -78,6 +78,16 @@ def test_torques_agree_with_pinocchio_rnea(panda):
             ref = pc.rnea(plan.q[k], plan.qd[k], plan.qdd[k])
             assert np.abs(plan.tau[k] - ref).max() < 1e-8, k
 
+    # the tool's classical acceleration the payload feels, against Pinocchio's
+    k = len(joint.time) // 3
+    q, v, a = pc.q(joint.q[k]), pc.vec(joint.qd[k]), pc.vec(joint.qdd[k])
+    pin.forwardKinematics(pc.model, pc.data, q, v, a)
+    pin.updateFramePlacements(pc.model, pc.data)
+    ref = pin.getFrameClassicalAcceleration(pc.model, pc.data, pc.tip_fid, pin.LOCAL_WORLD_ALIGNED)
+    lin, omega, alpha = chain.tip_acceleration(joint.q[k], joint.qd[k], joint.qdd[k])
+    assert np.abs(lin - ref.linear).max() < 1e-9 and np.abs(alpha - ref.angular).max() < 1e-9
+    assert np.abs(omega - chain.jacobian(joint.q[k])[3:] @ joint.qd[k]).max() < 1e-12
+
     mass, com = 1.3, np.array([0.02, -0.01, 0.08])
     loaded = TrajectoryDynamics(chain, DT, q_start=Q0, payload_mass=mass, payload_com=com)
     plan = loaded.solve(_shifted(t0, [0.1, -0.2, 0.05], -0.5), 0.5)

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-import mujoco
 import numpy as np
 
 from robot_core.kinematics.chain import SerialKinematicChain
@@ -222,12 +221,8 @@ class TrajectoryDynamics:
         self.kd = float(kd)
         self.restarts = int(restarts)
         held = np.array([chain.held_qpos[chain.built.joints[n].qpos_adr] for n in chain.joint_names])
-        self.q = chain.clamp(held) if q_start is None else chain.clamp(chain._check_q(q_start, "q_start"))
-        # gravity in the base frame, for the payload
-        r_wb = chain._r_wb
-        self._gravity = r_wb.T @ np.asarray(chain._m.opt.gravity, dtype=float)
-        self._jacp = np.zeros((3, chain._m.nv))
-        self._jacr = np.zeros((3, chain._m.nv))
+        self.q = chain.clamp(held) if q_start is None else chain.clamp(chain.check_q(q_start, "q_start"))
+        self._gravity = chain.gravity
         self._plan: Trajectory | None = None
         self._plan_moves: list[Move] = []
         self._k = 0
@@ -244,23 +239,9 @@ class TrajectoryDynamics:
         if self.external_wrench is not None:
             w += self.external_wrench
         if self.payload_mass > 0.0:
-            ch = self.chain
-            m, d = ch._m, ch._d
-            t_tool = ch.forward_kinematics(q)  # also sets the private data's kinematics at q
-            r_c = t_tool[:3, :3] @ self.payload_com  # tool origin -> payload, base frame
-            jac = ch.jacobian(q)
-            # Jdot qd of the tool origin (world frame), from MuJoCo's Jacobian time derivative
-            ch._qvel[ch._dadr] = qd
-            mujoco.mj_comVel(m, d)
-            p_w, _ = ch._tip_world()
-            mujoco.mj_jacDot(m, d, self._jacp, self._jacr, p_w, ch._tip_body)
-            rt = ch._r_wb.T
-            jdot_v = rt @ self._jacp[:, ch._dadr_arr] @ qd
-            jdot_w = rt @ self._jacr[:, ch._dadr_arr] @ qd
-            w_t = jac[3:] @ qd
-            a_o = jac[:3] @ qdd + jdot_v  # classical acceleration of the tool origin
-            alpha = jac[3:] @ qdd + jdot_w
             # the payload point is fixed to the tool: a = a_o + alpha x r + w x (w x r)
+            r_c = self.chain.forward_kinematics(q)[:3, :3] @ self.payload_com  # tool origin -> payload, base frame
+            a_o, w_t, alpha = self.chain.tip_acceleration(q, qd, qdd)
             a_c = a_o + np.cross(alpha, r_c) + np.cross(w_t, np.cross(w_t, r_c))
             f = self.payload_mass * (self._gravity - a_c)
             w[:3] += f
@@ -270,9 +251,9 @@ class TrajectoryDynamics:
     def torques(self, q, qd, qdd) -> np.ndarray:
         """Joint torques producing (q, qd, qdd) with the payload and the external wrench on the tool."""
         ch = self.chain
-        q = ch._check_q(q)
-        qd = ch._check_q(qd, "qd")
-        qdd = ch._check_q(qdd, "qdd")
+        q = ch.check_q(q)
+        qd = ch.check_q(qd, "qd")
+        qdd = ch.check_q(qdd, "qdd")
         load = self._tool_load(q, qd, qdd)
         return ch.inverse_dynamics(q, qd, qdd, None if load is None else {ch.tip_link: load}) + self.damping * qd
 
@@ -365,7 +346,7 @@ class TrajectoryDynamics:
             what = caller or f"move {i}"
             if not isinstance(mv, Move):
                 raise TypeError(f"{what} must be a Move, got {type(mv).__name__}")
-            mv.target = self._check_target(mv.target, what)
+            mv = replace(mv, target=self._check_target(mv.target, what))  # the caller's Move stays as given
             if not (mv.translation_threshold > 0.0 and mv.rotation_threshold > 0.0):
                 raise ValueError(f"{what}: thresholds must be > 0, got {mv.translation_threshold}, "
                                  f"{mv.rotation_threshold}")
@@ -420,7 +401,7 @@ class TrajectoryDynamics:
     def start(self, moves: Sequence[Move], q_measured=None) -> Trajectory:
         """Plan ``moves`` from the measured state (default: the current one) for step-by-step execution."""
         if q_measured is not None:
-            self.q = self.chain.clamp(self.chain._check_q(q_measured, "q_measured"))
+            self.q = self.chain.clamp(self.chain.check_q(q_measured, "q_measured"))
         z = np.zeros(self.chain.n)
         self._plan = self._plan_moves_from(list(moves), self.q.copy(), z, z.copy())
         self._plan_moves = list(moves)
@@ -439,8 +420,8 @@ class TrajectoryDynamics:
         the measured state with the reference acceleration corrected by PD on the tracking error)."""
         plan = self._require_plan("step")
         ch = self.chain
-        q_m = ch._check_q(q_measured, "q_measured")
-        qd_m = ch._check_q(qd_measured, "qd_measured")
+        q_m = ch.check_q(q_measured, "q_measured")
+        qd_m = ch.check_q(qd_measured, "qd_measured")
         k = min(self._k, len(plan.time) - 1)
         q_r, qd_r, qdd_r = plan.q[k], plan.qd[k], plan.qdd[k]
         qdd_cmd = qdd_r + self.kp * (q_r - q_m) + self.kd * (qd_r - qd_m)
