@@ -176,6 +176,8 @@ def test_an_unreachable_target_is_refused_in_one_line(panda):
         td.solve(chain.forward_kinematics(Q0), 0.0)
     with pytest.raises(ValueError, match="4x4"):
         td.solve(np.zeros(3), 1.0)
+    with pytest.raises(ValueError, match="solve_linear: the target's 3x3 block is not a rotation"):
+        td.solve_linear(np.diag([1.0, 1.0, -1.0, 1.0]), 1.0)
 
 
 def test_solve_linear_n_runs_moves_with_their_own_thresholds(panda):

@@ -217,6 +217,8 @@ class TrajectoryDynamics:
             for k, name in enumerate(chain.joint_names):
                 dyn = chain.model.joints[name].dynamics
                 self.damping[k] = dyn.damping if dyn is not None and dyn.damping is not None else 0.0
+        if not (math.isfinite(kp) and kp >= 0.0 and math.isfinite(kd) and kd >= 0.0):
+            raise ValueError(f"kp and kd must be finite and >= 0, got kp={kp!r}, kd={kd!r}")
         self.kp = float(kp)
         self.kd = float(kd)
         self.restarts = int(restarts)
@@ -224,7 +226,6 @@ class TrajectoryDynamics:
         self.q = chain.clamp(held) if q_start is None else chain.clamp(chain.check_q(q_start, "q_start"))
         self._gravity = chain.gravity
         self._plan: Trajectory | None = None
-        self._plan_moves: list[Move] = []
         self._k = 0
         self._t0 = 0.0
         self._issued: list[AdaptiveCommand] = []
@@ -273,6 +274,9 @@ class TrajectoryDynamics:
         t = np.asarray(target, dtype=float)
         if t.shape != (4, 4) or not np.all(np.isfinite(t)):
             raise ValueError(f"{what}: target must be a finite 4x4 pose (base frame), got shape {t.shape}")
+        r = t[:3, :3]
+        if np.abs(r.T @ r - np.eye(3)).max() > 1e-6 or np.linalg.det(r) <= 0.0:
+            raise ValueError(f"{what}: the target's 3x3 block is not a rotation matrix")
         return t
 
     def _goal_q(self, target: np.ndarray, q0: np.ndarray, move: Move, what: str) -> np.ndarray:
@@ -404,7 +408,6 @@ class TrajectoryDynamics:
             self.q = self.chain.clamp(self.chain.check_q(q_measured, "q_measured"))
         z = np.zeros(self.chain.n)
         self._plan = self._plan_moves_from(list(moves), self.q.copy(), z, z.copy())
-        self._plan_moves = list(moves)
         self._k = 0
         self._t0 = 0.0
         self._issued = []
@@ -444,7 +447,6 @@ class TrajectoryDynamics:
         t_now = self._t0 + self._k * self.dt
         new = self._plan_moves_from(list(moves), plan.q[k].copy(), plan.qd[k].copy(), plan.qdd[k].copy())
         self._plan = new
-        self._plan_moves = list(moves)
         self._t0 = t_now
         self._k = 0
         return new
