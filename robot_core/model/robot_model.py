@@ -396,6 +396,8 @@ class RobotModel:
     urdf_xml: str | None = None
     # The MJCF source, when the model was read from MJCF (the simulator then uses that file as written).
     mjcf: MjcfSource | None = None
+    # Gazebo <sensor>s: model/sensors.py SensorSpec (not imported here: sensors.py builds on this module).
+    sensors: list = field(default_factory=list)
 
     # --- tree queries -----------------------------------------------------
     @property
