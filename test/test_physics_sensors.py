@@ -220,3 +220,64 @@ def test_bad_sensor_declarations_are_one_line_errors_naming_file_line_and_elemen
     assert msg.startswith(f"{path}:") and "<sensor name='" in msg
     line = int(msg.split(":")[1])
     assert "<sensor name=" in path.read_text(encoding="utf-8").splitlines()[line - 1]
+
+
+# ----------------------------------------------------------------------------- Gazebo <sensor> blocks
+GAZEBO_BLOCKS = """
+  <gazebo reference="base_link">
+    <sensor type="imu" name="gz_imu">
+      <pose>0 0 0.1 0 0 1.5707963267948966</pose>
+      <imu><angular_velocity><x><noise type="gaussian"><stddev>0.02</stddev></noise></x></angular_velocity></imu>
+    </sensor>
+  </gazebo>
+  <gazebo reference="scale_joint">
+    <sensor type="force_torque" name="gz_ft">
+      <force_torque><frame>child</frame><measure_direction>parent_to_child</measure_direction></force_torque>
+    </sensor>
+  </gazebo>
+  <gazebo reference="plate">
+    <sensor type="force_torque" name="scale_ft_twin"/>
+  </gazebo>
+"""
+
+
+def _rig_with_gazebo(tmp_path: Path, extra_ros2_control: str = "") -> Path:
+    text = RIG.read_text(encoding="utf-8").replace("</robot>", GAZEBO_BLOCKS + "</robot>")
+    if extra_ros2_control:
+        text = text.replace("  </ros2_control>", extra_ros2_control + "\n  </ros2_control>")
+    path = tmp_path / "gazebo_rig.urdf"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_gazebo_imu_and_force_torque_blocks_are_simulated_with_their_pose_direction_and_noise(tmp_path):
+    engine = PhysicsEngine(load_robot(_rig_with_gazebo(tmp_path)), sensor_seed=3)
+    engine.step(500)
+    names = {n.split("/")[0] for n in engine.sensor_names}
+    assert {"gz_imu", "gz_ft", "scale_ft_twin"} <= names
+    imu = _values(engine, "gz_imu")
+    yaw = 2.0 * math.atan2(imu["orientation.z"], imu["orientation.w"])
+    rates = np.array([_values(engine, "gz_imu")["angular_velocity.x"] for _ in range(2000)])
+    print(f"Gazebo IMU: yaw {yaw:.5f} (pose yaw pi/2), acceleration z {imu['linear_acceleration.z']:.4f}, "
+          f"rate x noise stddev {rates.std():.4f} (0.02)")
+    assert yaw == pytest.approx(math.pi / 2, abs=1e-6)
+    assert imu["linear_acceleration.z"] == pytest.approx(G, abs=0.01 * G) and len(imu) == 10
+    assert rates.std() == pytest.approx(0.02, rel=0.1)
+    ros2, flipped, twin = (_values(engine, n)["force.z"] for n in ("scale_ft", "gz_ft", "scale_ft_twin"))
+    print(f"plate load: ros2_control {ros2:.4f}, Gazebo parent_to_child {flipped:.4f}, Gazebo default {twin:.4f}")
+    assert ros2 == pytest.approx(-PLATE_MASS * G, rel=0.01)
+    assert flipped == pytest.approx(-ros2, rel=1e-9) and twin == pytest.approx(ros2, rel=1e-9)
+
+
+def test_a_ros2_control_sensor_without_frame_id_takes_its_gazebo_twins_link_and_pose(tmp_path):
+    decl = """    <sensor name="gz_imu">
+      <state_interface name="orientation.z"/>
+      <state_interface name="orientation.w"/>
+      <state_interface name="angular_velocity.z"/>
+    </sensor>"""
+    engine = PhysicsEngine(load_robot(_rig_with_gazebo(tmp_path, decl)))
+    engine.step(10)
+    gz = [n for n in engine.sensor_names if n.startswith("gz_imu/")]
+    assert gz == ["gz_imu/orientation.z", "gz_imu/orientation.w", "gz_imu/angular_velocity.z"]
+    imu = _values(engine, "gz_imu")
+    assert 2.0 * math.atan2(imu["orientation.z"], imu["orientation.w"]) == pytest.approx(math.pi / 2, abs=1e-6)

@@ -18,6 +18,13 @@ Any subset of a kind's interfaces, in any order; each kind's MuJoCo sensors sit 
 of those names already in the spec (an MJCF robot that declares them, mujoco_ros2_control style) are used as they
 are.
 
+Gazebo's ``<gazebo reference="link"><sensor type="imu|force_torque">`` blocks (read by
+:mod:`robot_core.model.sensors` into ``RobotModel.sensors``) are simulated too, as sensors of that name with
+every interface of their kind, at their ``<pose>`` in the link frame (a force-torque sensor referenced to a
+joint sits on its child link); Gazebo's ``<noise>`` stddevs become the noise below, and ``measure_direction``
+``parent_to_child`` flips the wrench's sign. A ros2_control ``<sensor>`` of the same name (gz_ros2_control's
+convention) declares the interfaces and takes link and pose from the Gazebo block when it has no ``frame_id``.
+
 Values and conventions (documented in doc/nodes/simulator.md):
 
 * force-torque: the wrench the child side of the link's parent joint (the link and everything beyond it) exerts
@@ -46,7 +53,9 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from robot_core.model import validation
 from robot_core.model.robot_model import RobotModel, RobotModelError, Ros2ControlSensor, SourceRef
+from robot_core.model.sensors import SensorSpec
 
 FORCE_TORQUE, IMU, RANGE, POSE = "force_torque", "imu", "range", "pose"
 _XYZ = ("x", "y", "z")
@@ -74,6 +83,10 @@ class SimSensor:
     interfaces: list[str]
     noise: dict[str, float] = field(default_factory=dict)
     source: SourceRef = field(default_factory=SourceRef)
+    #: the sensor frame in the link frame (4x4; None: the link frame itself)
+    offset: np.ndarray | None = None
+    #: force-torque: -1 reports the child's wrench on the parent (child_to_parent), +1 the parent's on the child
+    direction: float = -1.0
 
     @property
     def site(self) -> str:
@@ -122,9 +135,11 @@ def _noise(sensor: Ros2ControlSensor, kind: str, where: SourceRef) -> dict[str, 
 
 
 def robot_sensors(robot: RobotModel) -> list[SimSensor]:
-    """Every ros2_control ``<sensor>`` of the robot, checked: a known kind on an existing link."""
+    """Every sensor the simulator provides for the robot, checked: the ros2_control ``<sensor>``s (a known kind on
+    an existing link), then the Gazebo IMU and force-torque blocks no ros2_control sensor names."""
     out: list[SimSensor] = []
     seen: dict[str, SourceRef] = {}
+    gazebo = {g.name: g for g in getattr(robot, "sensors", []) if g.kind in (IMU, FORCE_TORQUE)}
     for block in robot.ros2_control:
         for s in block.sensors:
             where = s.source if s.source.element else SourceRef(robot.source_file, None, f"<sensor name='{s.name}'>")
@@ -133,16 +148,64 @@ def robot_sensors(robot: RobotModel) -> list[SimSensor]:
             seen[s.name] = where
             names = [i.name for i in s.state_interfaces]
             kind = classify(names, where)
+            sensor = SimSensor(s.name, kind, "", names, _noise(s, kind, where), where)
             link = s.params.get("frame_id", "").strip()
-            if not link:
+            twin = gazebo.pop(s.name, None)
+            if not link and twin is not None:
+                _take_gazebo_placement(sensor, twin)
+                link = twin.link
+            elif not link:
                 if s.name not in robot.links:
                     raise RobotModelError("sensor has no <param name=\"frame_id\"> naming the link it sits on",
                                           where)
                 link = s.name
             if link not in robot.links:
                 raise RobotModelError(f"frame_id '{link}' is not a link of robot '{robot.name}'", where)
-            out.append(SimSensor(s.name, kind, link, names, _noise(s, kind, where), where))
+            sensor.link = link
+            out.append(sensor)
+    for spec in gazebo.values():
+        if spec.name in seen:
+            raise RobotModelError(f"Gazebo sensor '{spec.name}' has the name of another sensor ({seen[spec.name]})",
+                                  spec.source)
+        seen[spec.name] = spec.source
+        sensor = SimSensor(spec.name, spec.kind, spec.link, list(KIND_INTERFACES[spec.kind]), source=spec.source)
+        _take_gazebo_placement(sensor, spec)
+        out.append(sensor)
     return out
+
+
+def _take_gazebo_placement(sensor: SimSensor, spec: SensorSpec) -> None:
+    """Pose, noise and (force-torque) measure direction of a Gazebo ``<sensor>`` block."""
+    if spec.kind != sensor.kind:
+        raise RobotModelError(f"ros2_control sensor '{sensor.name}' is {sensor.kind}, its Gazebo block of the same "
+                              f"name {spec.kind}", sensor.source)
+    pose = spec.pose.matrix()
+    if spec.kind == FORCE_TORQUE:
+        frame = str(spec.params.get("force_torque/frame", "child")).strip()
+        if frame == "parent":
+            validation.warn("<force_torque><frame>parent</frame> is reported in the child frame (the sensor's "
+                            "link) by the simulator", spec.source)
+        if frame != "sensor":
+            pose = np.eye(4)  # Gazebo measures at the joint, in the child link's frame
+        direction = str(spec.params.get("force_torque/measure_direction", "child_to_parent")).strip()
+        sensor.direction = 1.0 if direction == "parent_to_child" else -1.0
+    if not np.allclose(pose, np.eye(4)):
+        sensor.offset = pose
+    groups = {IMU: {"angular_velocity": "imu/angular_velocity/x/noise/stddev",
+                    "linear_acceleration": "imu/linear_acceleration/x/noise/stddev",
+                    "orientation": "imu/orientation/x/noise/stddev"},
+              FORCE_TORQUE: {"force": "force_torque/noise/stddev", "torque": "force_torque/noise/stddev"}}
+    for group, key in groups[spec.kind].items():
+        raw = spec.params.get(key, spec.params.get("noise/stddev") if spec.kind == FORCE_TORQUE else None)
+        if raw is None or group in sensor.noise:
+            continue
+        try:
+            value = float(str(raw))
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value >= 0.0):
+            raise RobotModelError(f"noise stddev '{raw}' ({key}) must be a number >= 0", spec.source)
+        sensor.noise[group] = value
 
 
 def _mj_sensors(sensor: SimSensor) -> list[tuple[str, mujoco.mjtSensor]]:
@@ -164,6 +227,8 @@ def add_sensors(spec: mujoco.MjSpec, sensors: Sequence[SimSensor],
     existing = {s.name for s in spec.sensors}
     for sensor in sensors:
         body_name, offset = (link_frames or {}).get(sensor.link, (sensor.link, np.eye(4)))
+        if sensor.offset is not None:
+            offset = offset @ sensor.offset
         body = spec.body(body_name)
         if body is None:
             raise RobotModelError(f"link '{sensor.link}' has no body in the simulation", sensor.source)
@@ -232,7 +297,8 @@ class SensorReadout:
     def _convert(s: SimSensor, adr: dict[str, int], raw: np.ndarray) -> dict[str, float]:
         vals: dict[str, float] = {}
         if s.kind == FORCE_TORQUE:
-            f, t = -raw[adr["force"]: adr["force"] + 3], -raw[adr["torque"]: adr["torque"] + 3]
+            sign = s.direction
+            f, t = sign * raw[adr["force"]: adr["force"] + 3], sign * raw[adr["torque"]: adr["torque"] + 3]
             vals.update({f"force.{a}": float(v) for a, v in zip(_XYZ, f, strict=True)})
             vals.update({f"torque.{a}": float(v) for a, v in zip(_XYZ, t, strict=True)})
         elif s.kind == RANGE:
