@@ -3,7 +3,8 @@ broadcasters of the sensor rig (test/data/urdf/sensor_rig.urdf), which publish W
 PoseStamped (+ /tf) with what the simulated rig measures; the manager lists the sensor interfaces. Topic mode:
 the simulator publishes /robot_sensor_states, and a sensor stream that goes quiet (joint states still flowing)
 fails the topic-based component, which recovers when it flows again. A simulator given a sensor on an unknown
-link exits 1 with one line naming file, line and element."""
+link exits 1 with one line naming file, line and element; at run time a bad description on the topic and a
+broadcaster naming a missing sensor are refused while the nodes stay up."""
 
 from __future__ import annotations
 
@@ -176,3 +177,37 @@ def test_a_sensor_on_an_unknown_link_stops_the_simulator_with_one_line(tmp_path)
     assert sim.proc.returncode == 1
     line = next(ln for ln in text.splitlines() if "frame_id 'nowhere'" in ln)
     assert f"{bad}:" in line and "<sensor name='mast_range'>" in line and "is not a link" in line
+
+
+def test_bad_sensors_at_run_time_are_refused_and_the_nodes_stay_up(ros, processes, tmp_path):
+    """A description with a bad sensor arriving on /robot_description is refused with one line and the simulator
+    waits on; a broadcaster naming a sensor the hardware lacks is refused by the manager, which stays up."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+
+    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", "publish_robot_description:=false")
+    processes.append(sim)
+    sim.wait_for_output("waiting for the robot description", timeout=60)
+    node = ros.node("sensor_description_publisher")
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    pub = node.create_publisher(String, "/robot_description", latched)
+    bad = RIG.read_text(encoding="utf-8").replace('<state_interface name="range"/>',
+                                                  '<state_interface name="humidity"/>')
+    pub.publish(String(data=bad))
+    sim.wait_for_output("state interface 'humidity' is not one the simulator provides", timeout=60)
+    line = next(ln for ln in sim.output().splitlines() if "'humidity'" in ln)
+    print(line)
+    assert "<sensor name='mast_range'>" in line and sim.alive()
+    pub.publish(String(data=RIG.read_text(encoding="utf-8")))
+    sim.wait_for_output("simulator ready", timeout=60)
+
+    yaml = tmp_path / "bad_broadcaster.yaml"
+    yaml.write_text(YAML.replace("sensor_name: base_imu", "sensor_name: no_such_imu"), encoding="utf-8")
+    start_controller_manager(processes, f"robot_description_file:={RIG}", yaml=yaml)
+    code, out = run_spawner("imu_broadcaster")
+    print(out[-500:])
+    assert code != 0 and "no_such_imu/orientation.x" in out
+    cm = CmClient(ros.node("sensor_cm_client"))
+    assert cm.state("imu_broadcaster") in ("inactive", "unconfigured", None)
+    code, out = run_spawner("ft_broadcaster")
+    assert code == 0, out
