@@ -31,7 +31,7 @@ Values and conventions (documented in doc/nodes/simulator.md):
   on the parent side, in the link frame, torque about the link origin -- Gazebo's default ``child_to_parent``
   measure direction, i.e. the load the sensor carries: a 1 kg body hanging below a sensor whose z points up reads
   ``force.z = -9.81``. MuJoCo's ``force``/``torque`` sensors report the opposite (what the parent exerts on the
-  child), so both are negated.
+  child), so both are negated, as mujoco_ros2_control's hardware interface does with the same MuJoCo sensors.
 * IMU: orientation of the link frame in the world (x, y, z, w), angular velocity and proper acceleration in the
   link frame (at rest: +9.81 m/s^2 along the world's up axis, as a real accelerometer and Gazebo report).
 * range: distance (m) to the first geom along the link's +x axis (the link's own geoms excluded); +inf where the
