@@ -259,16 +259,14 @@ class SensorReadout:
         self.names = [f"{s.name}/{i}" for s in self.sensors for i in s.interfaces]
         self.values = np.zeros(len(self.names))
         self._rng = np.random.default_rng(seed)
-        self._noisy = any(s.noise for s in self.sensors)
-        self._model: mujoco.MjModel | None = None
 
     def __len__(self) -> int:
         return len(self.names)
 
     def bind(self, model: mujoco.MjModel) -> None:
         """Look the MuJoCo sensors up in ``model`` (again after every recompile)."""
-        self._model = model
-        self._slots: list[tuple[SimSensor, dict[str, int], int]] = []
+        self._slots: list[tuple[SimSensor, dict[str, int], int]] = []  # noisy sensors: read one by one
+        gather: list[tuple[int, int, float]] = []
         start = 0
         for s in self.sensors:
             adr = {}
@@ -278,17 +276,35 @@ class SensorReadout:
                     raise RobotModelError(f"MuJoCo sensor '{s.name}_{suffix}' is missing from the compiled model",
                                           s.source)
                 adr[suffix] = int(model.sensor_adr[sid])
-            self._slots.append((s, adr, start))
+            if s.noise:
+                self._slots.append((s, adr, start))
+            else:
+                for k, iface in enumerate(s.interfaces):
+                    src, scale = _source(s, adr, iface)
+                    gather.append((start + k, src, scale))
             start += len(s.interfaces)
+        # noise-free sensors: one gather (address, sign) per value; a range finder's -1 (no hit) becomes +inf
+        self._dst = np.array([g[0] for g in gather], dtype=np.intp)
+        self._src = np.array([g[1] for g in gather], dtype=np.intp)
+        self._scale = np.array([g[2] for g in gather])
+        self._range_dst = np.array([start for s, start in zip(self.sensors, self._starts(), strict=True)
+                                    if s.kind == RANGE and not s.noise], dtype=np.intp)
+
+    def _starts(self) -> list[int]:
+        return np.cumsum([0] + [len(s.interfaces) for s in self.sensors])[:-1].tolist()
 
     def read(self, data: mujoco.MjData) -> np.ndarray:
         """The current values (a view reused by the next call; copy to keep)."""
         raw = data.sensordata
         out = self.values
+        if len(self._dst):
+            out[self._dst] = raw[self._src] * self._scale
+            if len(self._range_dst):
+                rng = out[self._range_dst]
+                out[self._range_dst] = np.where(rng < 0.0, math.inf, rng)
         for s, adr, start in self._slots:
             vals = self._convert(s, adr, raw)
-            if s.noise:
-                self._add_noise(s, vals)
+            self._add_noise(s, vals)
             for k, iface in enumerate(s.interfaces):
                 out[start + k] = vals[iface]
         return out
@@ -335,6 +351,21 @@ class SensorReadout:
             for key in [k for k in vals if k == group or k.startswith(group + ".")]:
                 if math.isfinite(vals[key]):
                     vals[key] += float(rng.normal(0.0, std))
+
+
+_QUAT_OFFSET = {"w": 0, "x": 1, "y": 2, "z": 3}  # MuJoCo's quaternion order
+
+
+def _source(s: SimSensor, adr: dict[str, int], iface: str) -> tuple[int, float]:
+    """Where in ``sensordata`` one interface's value is, and its sign."""
+    group, _, axis = iface.partition(".")
+    if group == "range":
+        return adr["range"], 1.0
+    if group == "orientation":
+        return adr["quat"] + _QUAT_OFFSET[axis], 1.0
+    key = {"force": "force", "torque": "torque", "angular_velocity": "gyro", "linear_acceleration": "accel",
+           "position": "pos"}[group]
+    return adr[key] + _XYZ.index(axis), (s.direction if s.kind == FORCE_TORQUE else 1.0)
 
 
 def _random_rotation(rng: np.random.Generator, std: float) -> tuple[np.ndarray, float]:
