@@ -315,6 +315,7 @@ class Ros2ControlSensor:
     state_interfaces: list[Ros2ControlInterface] = field(default_factory=list)
     params: dict[str, str] = field(default_factory=dict)
     command_interfaces: list[Ros2ControlInterface] = field(default_factory=list)
+    source: SourceRef = field(default_factory=SourceRef)
 
 
 @dataclass
@@ -395,6 +396,8 @@ class RobotModel:
     urdf_xml: str | None = None
     # The MJCF source, when the model was read from MJCF (the simulator then uses that file as written).
     mjcf: MjcfSource | None = None
+    # Gazebo <sensor>s: model/sensors.py SensorSpec (not imported here: sensors.py builds on this module).
+    sensors: list = field(default_factory=list)
 
     # --- tree queries -----------------------------------------------------
     @property

@@ -1,9 +1,10 @@
 """URDF XML -> RobotModel, keeping the line of every element so errors can point at it.
 
 Reads the whole URDF feature tree (links, all six joint types with every joint sub-element, materials,
-transmissions) plus the two extensions robot_core relies on: ``<ros2_control>`` blocks (with ros2_control's own
-``<transmission>`` form inside them, read into the same ``RobotModel.transmissions``) and ``<rbc>`` tags, and the
-writer's standard-URDF spellings of unbounded joints and capsules (:mod:`robot_core.model.urdf_conventions`).
+transmissions), the Gazebo ``<sensor>`` blocks (:mod:`robot_core.model.sensors`), and the two extensions
+robot_core relies on: ``<ros2_control>`` blocks (with ros2_control's own ``<transmission>`` form inside them, read
+into the same ``RobotModel.transmissions``) and ``<rbc>`` tags, and the writer's standard-URDF spellings of
+unbounded joints and capsules (:mod:`robot_core.model.urdf_conventions`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from robot_core.model.robot_model import (
     TransmissionJoint,
     Visual,
 )
+from robot_core.model.sensors import read_sensors
 from robot_core.model.urdf_conventions import SHAPE_ATTRIBUTE, STAND_IN_ELEMENT, bound_from_urdf
 
 GEOMETRY_KINDS = ("box", "cylinder", "sphere", "mesh", "capsule")
@@ -186,6 +188,7 @@ class _UrdfReader:
                 for t in el.findall("transmission")]
         model.transmissions = self.known_transmissions(model, self.one_per_joint(ros1, ros2))
         self.apply_initial_values(model)
+        model.sensors = read_sensors(root, model, self.ref)
         if self.unresolved:
             shown = ", ".join(f"'{f}' ({r})" for f, r in self.unresolved[:3])
             more = f" and {len(self.unresolved) - 3} more" if len(self.unresolved) > 3 else ""
@@ -529,7 +532,8 @@ class _UrdfReader:
                 sw = f"{where} {tag} '{sname}'"
                 target.append(Ros2ControlSensor(
                     sname, [self.interface(i, sw) for i in s.findall("state_interface")], self.params(s),
-                    command_interfaces=[self.interface(i, sw) for i in s.findall("command_interface")]))
+                    command_interfaces=[self.interface(i, sw) for i in s.findall("command_interface")],
+                    source=self.ref(s, f"<{tag} name='{sname}'>")))
         return block
 
     def interface(self, el: ET.Element, where: str) -> Ros2ControlInterface:

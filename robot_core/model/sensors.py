@@ -1,0 +1,303 @@
+"""Gazebo ``<sensor>`` blocks of a URDF -> ``SensorSpec`` (plain data), so the simulator can simulate them.
+
+Most published descriptions (PR2, TurtleBot3, Husky, UR with a wrist camera) declare their cameras, lasers, IMUs
+and force-torque sensors as ``<gazebo reference="link"><sensor type=... name=...>`` blocks, in Gazebo classic's
+form (``<ray>``, plugins with ``<frameName>``) or gz's (``<lidar>``, ``<topic>``, ``<gz_frame_id>``). Both are
+read here into one shape: a kind, the link it sits on, its pose in that link's frame, its rate and the
+kind's parameters. A type we do not simulate is skipped with a warning (sensors are optional; the robot still
+loads); a sensor on a link that does not exist, or a camera without a usable image size, is an error naming the
+file, line and element.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from robot_core.model import validation
+from robot_core.model.robot_model import Pose, RobotModel, RobotModelError, SourceRef
+
+# Written sensor type -> the kind robot_core knows it as (classic and gz spellings of the same sensor).
+SENSOR_KINDS: dict[str, str] = {
+    "camera": "camera",
+    "depth": "depth",
+    "depth_camera": "depth",
+    "rgbd_camera": "depth",
+    "ray": "ray",
+    "gpu_ray": "ray",
+    "lidar": "ray",
+    "gpu_lidar": "ray",
+    "imu": "imu",
+    "force_torque": "force_torque",
+}
+# Kinds whose element holds the image settings / the scan settings.
+CAMERA_KINDS = ("camera", "depth")
+RAY_ELEMENTS = ("ray", "lidar")
+# Plugin children that name the frame a sensor's messages are stamped with (ROS 1 and ROS 2 gazebo_ros plugins).
+FRAME_TAGS = ("frame_name", "frameName")
+# gz sensor children that do the same.
+GZ_FRAME_TAGS = ("gz_frame_id", "ignition_frame_id")
+
+
+@dataclass
+class SensorSpec:
+    """One simulated sensor: what it is, where it sits and how often it measures.
+
+    ``kind`` is one of the values of :data:`SENSOR_KINDS` (``gazebo_type`` keeps the type as written, e.g.
+    ``gpu_ray``). ``pose`` is in the frame of ``link``. ``update_rate`` is in Hz of simulated time, None when
+    the description gives none (the simulator picks the kind's default). ``params`` holds the kind's settings:
+    cameras ``width``, ``height``, ``horizontal_fov`` (rad), ``format``, ``near``, ``far``; lasers
+    ``samples``, ``resolution``, ``min_angle``, ``max_angle``, ``range_min``, ``range_max``,
+    ``range_resolution`` (and ``vertical_samples``, ``vertical_min_angle``, ``vertical_max_angle`` when given);
+    other kinds every leaf below the sensor as ``"path/to/leaf": text``. ``params["joint"]`` names the joint
+    when the ``<gazebo reference>`` named a joint (Gazebo's form for force-torque sensors); ``params["plugin"]``
+    the plugin's filename, when there is one.
+    """
+
+    name: str
+    kind: str
+    link: str
+    pose: Pose = field(default_factory=Pose)
+    update_rate: float | None = None
+    params: dict[str, object] = field(default_factory=dict)
+    source: SourceRef = field(default_factory=SourceRef)
+    gazebo_type: str = ""
+    always_on: bool = False
+    topic: str | None = None
+    frame_id: str | None = None
+
+
+class _SensorReader:
+    """Reads the ``<sensor>``s of one document; ``ref`` is the URDF reader's element -> SourceRef."""
+
+    def __init__(self, model: RobotModel, ref: Callable[[ET.Element, str], SourceRef]):
+        self.model = model
+        self.ref = ref
+
+    def number(self, el: ET.Element | None, where: str, default: float | None = None) -> float | None:
+        if el is None or el.text is None or not el.text.strip():
+            return default
+        try:
+            value = float(el.text.strip())
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise RobotModelError(f"<{el.tag}>{el.text.strip()}</{el.tag}> is not a finite number",
+                                  self.ref(el, where))
+        return value
+
+    def count(self, el: ET.Element | None, where: str, default: int | None = None) -> int | None:
+        value = self.number(el, where)
+        if value is None:
+            return default
+        if value != int(value) or value < 1:
+            raise RobotModelError(f"<{el.tag}>{el.text}</{el.tag}> must be a positive whole number",
+                                  self.ref(el, where))
+        return int(value)
+
+    @staticmethod
+    def text(el: ET.Element | None) -> str | None:
+        if el is None or el.text is None or not el.text.strip():
+            return None
+        return el.text.strip()
+
+    def sensors(self, root: ET.Element) -> list[SensorSpec]:
+        out: list[SensorSpec] = []
+        seen: dict[str, SensorSpec] = {}
+        for gz in root.findall("gazebo"):
+            for old in gz:
+                if old.tag.startswith("sensor:"):
+                    validation.warn(f"<{old.tag} name='{old.get('name', '')}'> is the pre-SDF Gazebo form, which is "
+                                    "not read (write <sensor type=... name=...>); sensor skipped",
+                                    self.ref(old, f"<{old.tag}>"))
+            blocks = gz.findall("sensor")
+            if not blocks:
+                continue
+            reference = gz.get("reference")
+            for el in blocks:
+                spec = self.sensor(el, reference, gz)
+                if spec is None:
+                    continue
+                if spec.name in seen:
+                    raise RobotModelError(f"duplicate sensor name '{spec.name}' (first defined on line "
+                                          f"{seen[spec.name].source.line})", spec.source)
+                seen[spec.name] = spec
+                out.append(spec)
+        return out
+
+    def sensor(self, el: ET.Element, reference: str | None, gz: ET.Element) -> SensorSpec | None:
+        written = (el.get("type") or "").strip()
+        name = (el.get("name") or "").strip()
+        where = f"<sensor name='{name}' type='{written}'>"
+        ref = self.ref(el, where)
+        if not name:
+            raise RobotModelError("<sensor> has no name", ref)
+        kind = SENSOR_KINDS.get(written)
+        if kind is None:
+            validation.warn(f"sensor type '{written}' is not simulated (known: {', '.join(SENSOR_KINDS)}); "
+                            "sensor skipped", ref)
+            return None
+        link, joint = self.attachment(reference, gz, where)
+        spec = SensorSpec(name=name, kind=kind, link=link, source=ref, gazebo_type=written,
+                          pose=self.pose(el.find("pose"), where))
+        rate = self.number(el.find("update_rate"), where)
+        if rate is not None and rate < 0:
+            raise RobotModelError(f"<update_rate>{rate:g}</update_rate> is negative", self.ref(el, where))
+        spec.update_rate = rate if rate else None  # Gazebo's 0 means "every step": leave it to the simulator
+        always = self.text(el.find("always_on"))
+        spec.always_on = always is not None and always.lower() in ("1", "true")
+        spec.topic = self.text(el.find("topic"))
+        spec.frame_id = self.frame_id(el)
+        if joint is not None:
+            spec.params["joint"] = joint
+        plugin = el.find("plugin")
+        if plugin is not None and plugin.get("filename"):
+            spec.params["plugin"] = plugin.get("filename")
+        if kind in CAMERA_KINDS:
+            spec.params.update(self.camera(el, where))
+        elif kind == "ray":
+            spec.params.update(self.ray(el, where))
+        else:
+            spec.params.update(self.leaves(el))
+        return spec
+
+    def attachment(self, reference: str | None, gz: ET.Element, where: str) -> tuple[str, str | None]:
+        """The link the sensor sits on; a joint reference puts it on the joint's child link."""
+        if reference is None or not reference.strip():
+            raise RobotModelError("<gazebo> holding a <sensor> has no reference=\"link\"", self.ref(gz, where))
+        reference = reference.strip()
+        if reference in self.model.links:
+            return reference, None
+        joint = self.model.joints.get(reference)
+        if joint is not None:
+            return joint.child, reference
+        raise RobotModelError(f"<gazebo reference=\"{reference}\"> names no link (or joint) of robot "
+                              f"'{self.model.name}'", self.ref(gz, where))
+
+    def pose(self, el: ET.Element | None, where: str) -> Pose:
+        """SDF ``<pose>x y z roll pitch yaw</pose>`` (``degrees="true"`` for degrees) in the link frame."""
+        if el is None or not (el.text or "").strip():
+            return Pose()
+        parts = el.text.split()
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            values = []
+        if len(values) != 6 or not all(math.isfinite(v) for v in values):
+            raise RobotModelError(f"<pose>{el.text.strip()}</pose> must be 6 finite numbers (x y z roll pitch yaw)",
+                                  self.ref(el, where))
+        relative = el.get("relative_to")
+        if relative:
+            validation.warn(f"<pose relative_to=\"{relative}\"> is read as relative to the sensor's link",
+                            self.ref(el, where))
+        rpy = np.array(values[3:])
+        if (el.get("degrees") or "").strip().lower() in ("1", "true"):
+            rpy = np.radians(rpy)
+        return Pose(np.array(values[:3]), rpy)
+
+    def frame_id(self, el: ET.Element) -> str | None:
+        for tag in GZ_FRAME_TAGS:
+            found = self.text(el.find(tag))
+            if found:
+                return found
+        optical = self.text(el.find("camera/optical_frame_id"))
+        if optical:
+            return optical
+        for plugin in el.findall("plugin"):
+            for tag in FRAME_TAGS:
+                found = self.text(plugin.find(tag))
+                if found:
+                    return found
+        return None
+
+    def camera(self, el: ET.Element, where: str) -> dict[str, object]:
+        cam = el.find("camera")
+        if cam is None:
+            raise RobotModelError("camera sensor has no <camera>", self.ref(el, where))
+        cw = f"{where} <camera>"
+        image = cam.find("image")
+        width = self.count(None if image is None else image.find("width"), cw, 320)
+        height = self.count(None if image is None else image.find("height"), cw, 240)
+        fov = self.number(cam.find("horizontal_fov"), cw, 1.047)
+        if not 0.0 < fov < math.pi:
+            raise RobotModelError(f"<horizontal_fov>{fov:g}</horizontal_fov> must lie in (0, pi) rad",
+                                  self.ref(cam.find("horizontal_fov"), cw))
+        clip = cam.find("clip")
+        near = self.number(None if clip is None else clip.find("near"), cw, 0.1)
+        far = self.number(None if clip is None else clip.find("far"), cw, 100.0)
+        if not 0.0 < near < far:
+            raise RobotModelError(f"camera clip near={near:g}, far={far:g}: need 0 < near < far",
+                                  self.ref(clip if clip is not None else cam, cw))
+        fmt = self.text(None if image is None else image.find("format")) or "R8G8B8"
+        return {"width": width, "height": height, "horizontal_fov": fov, "format": fmt, "near": near, "far": far}
+
+    def ray(self, el: ET.Element, where: str) -> dict[str, object]:
+        ray = next((r for r in (el.find(t) for t in RAY_ELEMENTS) if r is not None), None)
+        if ray is None:
+            raise RobotModelError(f"laser sensor has no <{'> or <'.join(RAY_ELEMENTS)}>", self.ref(el, where))
+        rw = f"{where} <{ray.tag}>"
+        horizontal = ray.find("scan/horizontal")
+        if horizontal is None:
+            raise RobotModelError(f"<{ray.tag}> has no <scan><horizontal>", self.ref(ray, rw))
+        hw = f"{rw} <horizontal>"
+        out: dict[str, object] = {
+            "samples": self.count(horizontal.find("samples"), hw, 640),
+            "resolution": self.number(horizontal.find("resolution"), hw, 1.0),
+            "min_angle": self.number(horizontal.find("min_angle"), hw, 0.0),
+            "max_angle": self.number(horizontal.find("max_angle"), hw, 0.0),
+        }
+        if out["max_angle"] < out["min_angle"]:
+            raise RobotModelError(f"max_angle {out['max_angle']:g} < min_angle {out['min_angle']:g}",
+                                  self.ref(horizontal, hw))
+        vertical = ray.find("scan/vertical")
+        if vertical is not None:
+            vw = f"{rw} <vertical>"
+            out["vertical_samples"] = self.count(vertical.find("samples"), vw, 1)
+            out["vertical_min_angle"] = self.number(vertical.find("min_angle"), vw, 0.0)
+            out["vertical_max_angle"] = self.number(vertical.find("max_angle"), vw, 0.0)
+        rng = ray.find("range")
+        if rng is None:
+            raise RobotModelError(f"<{ray.tag}> has no <range>", self.ref(ray, rw))
+        gw = f"{rw} <range>"
+        out["range_min"] = self.number(rng.find("min"), gw, 0.0)
+        out["range_max"] = self.number(rng.find("max"), gw)
+        if out["range_max"] is None:
+            raise RobotModelError("<range> has no <max>", self.ref(rng, gw))
+        if not 0.0 <= out["range_min"] < out["range_max"]:
+            raise RobotModelError(f"range min={out['range_min']:g}, max={out['range_max']:g}: need "
+                                  "0 <= min < max", self.ref(rng, gw))
+        out["range_resolution"] = self.number(rng.find("resolution"), gw, 0.0)
+        return out
+
+    def leaves(self, el: ET.Element) -> dict[str, object]:
+        """Every leaf below the sensor but its plugins, as ``"a/b/c": text`` (for kinds read elsewhere)."""
+        out: dict[str, object] = {}
+
+        def walk(node: ET.Element, prefix: str) -> None:
+            for child in node:
+                if child.tag == "plugin" or (not prefix and child.tag in ("pose", "update_rate", "always_on",
+                                                                          "topic", "visualize")):
+                    continue
+                path = f"{prefix}{child.tag}"
+                if len(child):
+                    walk(child, path + "/")
+                elif (child.text or "").strip():
+                    out[path] = child.text.strip()
+
+        walk(el, "")
+        return out
+
+
+def read_sensors(root: ET.Element, model: RobotModel, ref: Callable[[ET.Element, str], SourceRef]) -> list[SensorSpec]:
+    """The sensors of a parsed ``<robot>`` whose links and joints are already in ``model``."""
+    return _SensorReader(model, ref).sensors(root)
+
+
+def sensors_of(model: RobotModel, kind: str | tuple[str, ...]) -> list[SensorSpec]:
+    """The model's sensors of one kind (or several), in document order."""
+    kinds = (kind,) if isinstance(kind, str) else kind
+    return [s for s in model.sensors if s.kind in kinds]

@@ -1,0 +1,329 @@
+"""Simulated cameras: a description's camera sensors as MuJoCo cameras, rendered off-screen on their own thread.
+
+Frames. A Gazebo camera sensor looks along the x axis of its sensor frame (its link's frame moved by the sensor's
+``<pose>``), y left, z up. Its images are published in the ROS *optical* frame: z forward, x right, y down
+(REP 103). A MuJoCo camera looks down its own -z with y up and x right. So the MuJoCo camera sits in the sensor
+frame rotated by :data:`MUJOCO_CAMERA_IN_SENSOR`, and the optical frame by :data:`OPTICAL_IN_SENSOR` (the
+rpy (-pi/2, 0, -pi/2) of every ``*_optical_joint`` in published descriptions).
+
+Intrinsics. MuJoCo's ``fovy`` is the vertical field of view of a pinhole with square pixels, so the horizontal
+field of view of the description gives ``tan(fovy/2) = tan(hfov/2) * height / width`` and
+``fx = fy = height / (2 tan(fovy/2))``; the principal point is the image centre, ``cx = (width - 1) / 2``,
+``cy = (height - 1) / 2`` with pixel centres at whole numbers (OpenCV's and CameraInfo's convention).
+
+Rendering. OpenGL contexts belong to one thread, and a 640x480 frame costs milliseconds, which a 1 kHz physics
+loop cannot spare: :class:`CameraRenderer` owns its own copy of the model, its own MjData and the GL context on a
+thread of its own. The simulation thread only copies the state (``qpos``, mocap poses) into :meth:`submit`; when
+the renderer is still busy with the previous frame the new one replaces the waiting one (a dropped frame, counted)
+instead of stalling the physics. Headless machines: EGL (``MUJOCO_GL=egl``, the default here when ``MUJOCO_GL`` is
+unset) or OSMesa (``MUJOCO_GL=osmesa``).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from robot_core.model.robot_model import Pose, RobotModelError
+from robot_core.model.sensors import CAMERA_KINDS, SensorSpec
+
+DEFAULT_CAMERA_RATE = 30.0  # Hz, when the description gives none
+CAMERA_PREFIX = "sensor:"  # MuJoCo camera name = prefix + sensor name
+# Columns: the MuJoCo camera's / the optical frame's axes in the Gazebo sensor frame (x forward, y left, z up).
+MUJOCO_CAMERA_IN_SENSOR = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+OPTICAL_IN_SENSOR = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
+
+
+@dataclass(frozen=True)
+class CameraIntrinsics:
+    """The pinhole MuJoCo renders, as CameraInfo states it (plumb-bob model, no distortion)."""
+
+    width: int
+    height: int
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    fovy: float  # rad, MuJoCo's vertical field of view
+
+    @classmethod
+    def from_fov(cls, width: int, height: int, horizontal_fov: float) -> CameraIntrinsics:
+        fovy = 2.0 * math.atan(math.tan(horizontal_fov / 2.0) * height / width)
+        f = height / (2.0 * math.tan(fovy / 2.0))
+        return cls(width, height, f, f, (width - 1) / 2.0, (height - 1) / 2.0, fovy)
+
+    @classmethod
+    def of(cls, sensor: SensorSpec) -> CameraIntrinsics:
+        p = sensor.params
+        return cls.from_fov(int(p["width"]), int(p["height"]), float(p["horizontal_fov"]))
+
+    def k(self) -> list[float]:
+        return [self.fx, 0.0, self.cx, 0.0, self.fy, self.cy, 0.0, 0.0, 1.0]
+
+    def p(self) -> list[float]:
+        return [self.fx, 0.0, self.cx, 0.0, 0.0, self.fy, self.cy, 0.0, 0.0, 0.0, 1.0, 0.0]
+
+    def project(self, point_optical: Sequence[float]) -> tuple[float, float]:
+        """Pixel (u right, v down) of a point in the optical frame."""
+        x, y, z = (float(v) for v in point_optical)
+        return self.fx * x / z + self.cx, self.fy * y / z + self.cy
+
+
+def camera_sensors(sensors: Sequence[SensorSpec]) -> list[SensorSpec]:
+    return [s for s in sensors if s.kind in CAMERA_KINDS]
+
+
+def mujoco_camera_name(sensor: SensorSpec) -> str:
+    return CAMERA_PREFIX + sensor.name
+
+
+def optical_pose(sensor: SensorSpec) -> np.ndarray:
+    """4x4 pose of the sensor's optical frame in its link's frame."""
+    m = sensor.pose.matrix()
+    m[:3, :3] = m[:3, :3] @ OPTICAL_IN_SENSOR
+    return m
+
+
+def optical_frame_pose(sensor: SensorSpec) -> Pose:
+    return Pose.from_matrix(optical_pose(sensor))
+
+
+def add_cameras(spec: mujoco.MjSpec, sensors: Sequence[SensorSpec]) -> None:
+    """Add one MuJoCo camera per camera sensor to its link's body (the builder names bodies after links), and make
+    the off-screen framebuffer large enough for the largest image."""
+    cams = camera_sensors(sensors)
+    for s in cams:
+        body = spec.body(s.link)
+        if body is None:
+            raise RobotModelError(f"camera '{s.name}': link '{s.link}' has no MuJoCo body", s.source)
+        rot = s.pose.matrix()[:3, :3] @ MUJOCO_CAMERA_IN_SENSOR
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, np.ascontiguousarray(rot).reshape(9))
+        body.add_camera(name=mujoco_camera_name(s), pos=list(s.pose.xyz), quat=list(quat),
+                        fovy=math.degrees(CameraIntrinsics.of(s).fovy))
+    if cams:
+        spec.visual.global_.offwidth = max(spec.visual.global_.offwidth, *(int(s.params["width"]) for s in cams))
+        spec.visual.global_.offheight = max(spec.visual.global_.offheight, *(int(s.params["height"]) for s in cams))
+
+
+def gl_context_class() -> type:
+    """The GL context to render with: MUJOCO_GL's choice, EGL when it is unset (mujoco's own default, GLFW, needs a
+    display). Raises RuntimeError naming what failed."""
+    chosen = os.environ.get("MUJOCO_GL", "").strip().lower() or "egl"
+    try:
+        if chosen == "egl":
+            from mujoco.egl import GLContext
+        elif chosen == "osmesa":
+            from mujoco.osmesa import GLContext
+        elif chosen in ("glfw", "enable", "enabled", "on", "true", "1"):
+            from mujoco.glfw import GLContext
+        else:
+            raise RuntimeError(f"MUJOCO_GL={chosen} cannot render off-screen here (use egl or osmesa)")
+    except (ImportError, OSError, AttributeError) as exc:
+        raise RuntimeError(f"no OpenGL for MUJOCO_GL={chosen}: {exc}") from None
+    return GLContext
+
+
+def linear_depth(buffer: np.ndarray, near: float, far: float) -> np.ndarray:
+    """MuJoCo's reversed-Z depth buffer (1 at ``near``, 0 at ``far``) -> distance along the optical axis (m).
+
+    From the perspective projection: buffer = (f / (f - n)) (n / z) - n / (f - n), so z = n f / (n + b (f - n)).
+    """
+    b = buffer.astype(np.float64)
+    return (near * far / (near + b * (far - near))).astype(np.float32)
+
+
+class OffscreenView:
+    """One GL context with MuJoCo's render context for one model, current on the thread that made it."""
+
+    def __init__(self, model: mujoco.MjModel, width: int, height: int, context_class: type | None = None):
+        self.model = model
+        self._gl = (context_class or gl_context_class())(width, height)
+        self._gl.make_current()
+        self._ctx = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._ctx)
+        self._ctx.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
+        self._scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom))
+        self._option = mujoco.MjvOption()
+        self._camera = mujoco.MjvCamera()
+        self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+
+    def render(self, data: mujoco.MjData, camera_id: int, width: int, height: int,
+               depth: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        """RGB (height, width, 3) uint8, top row first; with ``depth`` also the depth (m, float32) per pixel."""
+        self._gl.make_current()
+        self._camera.fixedcamid = camera_id
+        mujoco.mjv_updateScene(self.model, data, self._option, None, self._camera, mujoco.mjtCatBit.mjCAT_ALL.value,
+                               self._scene)
+        rect = mujoco.MjrRect(0, 0, width, height)
+        mujoco.mjr_render(rect, self._scene, self._ctx)
+        rgb = np.empty((height, width, 3), dtype=np.uint8)
+        zbuf = np.empty((height, width), dtype=np.float32) if depth else None
+        mujoco.mjr_readPixels(rgb, zbuf, rect, self._ctx)
+        rgb = np.ascontiguousarray(rgb[::-1])  # OpenGL's first row is the bottom one
+        if zbuf is None:
+            return rgb, None
+        extent = self.model.stat.extent
+        metres = linear_depth(zbuf[::-1], self.model.vis.map.znear * extent, self.model.vis.map.zfar * extent)
+        return rgb, metres
+
+    def close(self) -> None:
+        if self._gl is not None:
+            self._gl.make_current()
+            self._ctx.free()
+            self._gl.free()
+            self._gl = None
+
+
+@dataclass
+class CameraFrame:
+    """One rendered image of one camera sensor, at ``stamp_ns`` of simulated time."""
+
+    sensor: SensorSpec
+    stamp_ns: int
+    rgb: np.ndarray
+    depth: np.ndarray | None  # metres; +inf beyond the sensor's far clip (nothing seen), -inf nearer than near
+
+
+def render_model(model: mujoco.MjModel, sensors: Sequence[SensorSpec]) -> mujoco.MjModel:
+    """A copy of ``model`` for rendering, its clip planes wide enough for every camera's near and far."""
+    out = copy.deepcopy(model)
+    cams = camera_sensors(sensors)
+    if cams:
+        extent = out.stat.extent
+        out.vis.map.znear = min(float(s.params["near"]) for s in cams) / extent
+        out.vis.map.zfar = 1.01 * max(float(s.params["far"]) for s in cams) / extent
+    return out
+
+
+def clip_depth(depth: np.ndarray, near: float, far: float) -> np.ndarray:
+    """REP 117's out-of-range values: -inf nearer than ``near``, +inf beyond ``far``."""
+    depth[depth > far] = np.inf
+    depth[depth < near] = -np.inf
+    return depth
+
+
+@dataclass
+class _Request:
+    model: mujoco.MjModel
+    qpos: np.ndarray
+    mocap_pos: np.ndarray
+    mocap_quat: np.ndarray
+    stamp_ns: int
+    sensors: tuple[SensorSpec, ...]
+
+
+class CameraRenderer:
+    """Renders camera sensors on its own thread from copies of the simulation state; ``on_frame`` gets each
+    :class:`CameraFrame` on that thread.
+
+    ``submit`` never blocks: a request that arrives while the previous one still waits replaces it
+    (:attr:`dropped` counts those). :attr:`render_seconds` sums the wall time spent per rendered frame."""
+
+    def __init__(self, sensors: Sequence[SensorSpec], on_frame: Callable[[CameraFrame], None],
+                 on_error: Callable[[str], None] | None = None):
+        self.sensors = camera_sensors(sensors)
+        self._on_frame = on_frame
+        self._on_error = on_error
+        self._cond = threading.Condition()
+        self._pending: _Request | None = None
+        self._stop = False
+        self.frames = 0
+        self.dropped = 0
+        self.render_seconds = 0.0
+        self.error: str | None = None
+        self._thread = threading.Thread(target=self._run, name="camera-render", daemon=True)
+        self._thread.start()
+
+    def submit(self, model: mujoco.MjModel, data: mujoco.MjData, stamp_ns: int,
+               sensors: Sequence[SensorSpec] | None = None) -> None:
+        """Queue a frame of ``sensors`` (all by default) at the current state of ``data`` (copied here)."""
+        req = _Request(model, data.qpos.copy(), data.mocap_pos.copy(), data.mocap_quat.copy(), stamp_ns,
+                       tuple(self.sensors if sensors is None else sensors))
+        with self._cond:
+            if self._pending is not None:
+                self.dropped += 1
+            self._pending = req
+            self._cond.notify()
+
+    def idle(self, timeout: float) -> bool:
+        """Wait until nothing is pending (for tests and benchmarks)."""
+        end = time.monotonic() + timeout
+        with self._cond:
+            while self._pending is not None or self._busy:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    _busy = False
+
+    def stop(self, timeout: float = 5.0) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        view: OffscreenView | None = None
+        source: mujoco.MjModel | None = None
+        data: mujoco.MjData | None = None
+        ids: dict[str, int] = {}
+        try:
+            while True:
+                with self._cond:
+                    while self._pending is None and not self._stop:
+                        self._cond.wait()
+                    if self._stop:
+                        return
+                    req, self._pending = self._pending, None
+                    self._busy = True
+                try:
+                    if req.model is not source:  # first frame, or the scene was edited (spawn, remove)
+                        if view is not None:
+                            view.close()
+                        source = req.model
+                        model = render_model(source, self.sensors)
+                        view = OffscreenView(model, model.vis.global_.offwidth, model.vis.global_.offheight)
+                        data = mujoco.MjData(model)
+                        ids = {s.name: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, mujoco_camera_name(s))
+                               for s in self.sensors}
+                    self._render(view, data, ids, req)
+                finally:
+                    with self._cond:
+                        self._busy = False
+                        self._cond.notify_all()
+        except Exception as exc:  # no GL, a lost context: say so once, stop rendering, leave the physics alone
+            self.error = f"camera rendering stopped: {type(exc).__name__}: {exc}"
+            if self._on_error is not None:
+                self._on_error(self.error)
+        finally:
+            if view is not None:
+                view.close()
+
+    def _render(self, view: OffscreenView, data: mujoco.MjData, ids: dict[str, int], req: _Request) -> None:
+        model = view.model
+        data.qpos[:] = req.qpos
+        data.mocap_pos[:] = req.mocap_pos
+        data.mocap_quat[:] = req.mocap_quat
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)
+        mujoco.mj_camlight(model, data)
+        for s in req.sensors:
+            t0 = time.perf_counter()
+            w, h = int(s.params["width"]), int(s.params["height"])
+            rgb, depth = view.render(data, ids[s.name], w, h, depth=s.kind == "depth")
+            if depth is not None:
+                clip_depth(depth, float(s.params["near"]), float(s.params["far"]))
+            self.render_seconds += time.perf_counter() - t0
+            self.frames += 1
+            self._on_frame(CameraFrame(s, req.stamp_ns, rgb, depth))

@@ -1,0 +1,220 @@
+"""Gazebo ``<sensor>`` blocks -> ``RobotModel.sensors``: classic and gz forms, xacro, third-party robots, and the
+errors and warnings that name the file and line at fault."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from robot_files import ERD_ROBOTS, erd_robot
+
+from robot_core.model import RobotModelError, RobotModelWarning, load_robot
+from robot_core.model.sensors import sensors_of
+
+LINKS = """
+  <link name="base_link"/>
+  <link name="base_scan"/>
+  <link name="camera_link"/>
+  <link name="arm"/>
+  <joint name="scan_joint" type="fixed"><parent link="base_link"/><child link="base_scan"/>
+    <origin xyz="-0.03 0 0.17"/></joint>
+  <joint name="camera_joint" type="fixed"><parent link="base_link"/><child link="camera_link"/>
+    <origin xyz="0.07 0 0.1"/></joint>
+  <joint name="wrist" type="revolute"><parent link="base_link"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+"""
+
+# TurtleBot3 (Gazebo classic, ROS 2 gazebo_ros plugins) style.
+CLASSIC = """
+  <gazebo reference="base_scan">
+    <sensor type="ray" name="hls_lfcd_lds">
+      <always_on>true</always_on>
+      <visualize>false</visualize>
+      <pose>-0.064 0 0.121 0 0 0</pose>
+      <update_rate>5</update_rate>
+      <ray>
+        <scan><horizontal><samples>360</samples><resolution>1.000000</resolution>
+          <min_angle>0.000000</min_angle><max_angle>6.280000</max_angle></horizontal></scan>
+        <range><min>0.120000</min><max>3.5</max><resolution>0.015000</resolution></range>
+      </ray>
+      <plugin name="turtlebot3_laserscan" filename="libgazebo_ros_ray_sensor.so">
+        <ros><remapping>~/out:=scan</remapping></ros>
+        <output_type>sensor_msgs/LaserScan</output_type>
+        <frame_name>base_scan</frame_name>
+      </plugin>
+    </sensor>
+  </gazebo>
+  <gazebo reference="camera_link">
+    <sensor type="camera" name="camera">
+      <update_rate>30</update_rate>
+      <pose degrees="true">0 0 0 0 0 90</pose>
+      <camera name="picam">
+        <horizontal_fov>1.085595</horizontal_fov>
+        <image><width>640</width><height>480</height><format>R8G8B8</format></image>
+        <clip><near>0.03</near><far>100</far></clip>
+      </camera>
+      <plugin name="camera_driver" filename="libgazebo_ros_camera.so">
+        <frameName>camera_rgb_optical_frame</frameName>
+      </plugin>
+    </sensor>
+  </gazebo>
+  <gazebo reference="wrist">
+    <sensor type="force_torque" name="wrist_ft">
+      <update_rate>100</update_rate>
+      <force_torque><frame>child</frame><measure_direction>child_to_parent</measure_direction></force_torque>
+    </sensor>
+  </gazebo>
+"""
+
+# gz sim (Harmonic) style.
+GZ = """
+  <gazebo reference="base_scan">
+    <sensor name="lidar" type="gpu_lidar">
+      <topic>scan</topic>
+      <gz_frame_id>base_scan</gz_frame_id>
+      <update_rate>10</update_rate>
+      <lidar>
+        <scan><horizontal><samples>720</samples><resolution>1</resolution>
+          <min_angle>-3.14159</min_angle><max_angle>3.14159</max_angle></horizontal>
+          <vertical><samples>1</samples><min_angle>0</min_angle><max_angle>0</max_angle></vertical></scan>
+        <range><min>0.1</min><max>12.0</max><resolution>0.01</resolution></range>
+      </lidar>
+    </sensor>
+    <sensor name="imu" type="imu"><update_rate>200</update_rate><topic>imu</topic></sensor>
+  </gazebo>
+  <gazebo reference="camera_link">
+    <sensor name="depth" type="depth_camera">
+      <update_rate>15</update_rate>
+      <camera><horizontal_fov>1.2</horizontal_fov><image><width>320</width><height>240</height></image>
+        <clip><near>0.2</near><far>8</far></clip><optical_frame_id>camera_depth_optical</optical_frame_id></camera>
+    </sensor>
+  </gazebo>
+"""
+
+
+def _write(tmp_path: Path, body: str, name: str = "robot.urdf") -> Path:
+    path = tmp_path / name
+    path.write_text(f'<?xml version="1.0"?>\n<robot name="r">{LINKS}{body}\n</robot>\n')
+    return path
+
+
+def _load(path: Path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = load_robot(path)
+    return model, [str(w.message) for w in caught if issubclass(w.category, RobotModelWarning)]
+
+
+def _line_of(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def test_classic_laser_camera_and_joint_referenced_force_torque(tmp_path):
+    path = _write(tmp_path, CLASSIC)
+    model, warned = _load(path)
+    assert warned == []
+    laser, camera, ft = model.sensors
+    assert (laser.name, laser.kind, laser.gazebo_type, laser.link) == ("hls_lfcd_lds", "ray", "ray", "base_scan")
+    np.testing.assert_allclose(laser.pose.xyz, [-0.064, 0, 0.121])
+    assert laser.update_rate == 5.0 and laser.always_on and laser.frame_id == "base_scan"
+    assert laser.params == {"plugin": "libgazebo_ros_ray_sensor.so", "samples": 360, "resolution": 1.0,
+                            "min_angle": 0.0, "max_angle": 6.28, "range_min": 0.12, "range_max": 3.5,
+                            "range_resolution": 0.015}
+    assert laser.source.line == _line_of(path, 'name="hls_lfcd_lds"')
+    assert camera.kind == "camera" and camera.link == "camera_link" and camera.update_rate == 30.0
+    np.testing.assert_allclose(camera.pose.rpy, [0, 0, math.pi / 2])  # degrees="true"
+    assert camera.frame_id == "camera_rgb_optical_frame"  # ROS 1 spelling frameName
+    assert {k: camera.params[k] for k in ("width", "height", "format", "near", "far")} == {
+        "width": 640, "height": 480, "format": "R8G8B8", "near": 0.03, "far": 100.0}
+    assert camera.params["horizontal_fov"] == pytest.approx(1.085595)
+    assert (ft.kind, ft.link, ft.params["joint"]) == ("force_torque", "arm", "wrist")
+    assert ft.params["force_torque/frame"] == "child"
+    assert ft.params["force_torque/measure_direction"] == "child_to_parent"
+    assert [s.name for s in sensors_of(model, ("camera", "depth"))] == ["camera"]
+
+
+def test_gz_lidar_depth_camera_and_two_sensors_in_one_gazebo_block(tmp_path):
+    model, warned = _load(_write(tmp_path, GZ))
+    assert warned == []
+    lidar, imu, depth = model.sensors
+    assert (lidar.kind, lidar.gazebo_type, lidar.topic, lidar.frame_id) == ("ray", "gpu_lidar", "scan", "base_scan")
+    assert lidar.params["samples"] == 720 and lidar.params["range_max"] == 12.0
+    assert lidar.params["vertical_samples"] == 1
+    assert (imu.kind, imu.link, imu.update_rate, imu.topic) == ("imu", "base_scan", 200.0, "imu")
+    assert (depth.kind, depth.frame_id, depth.params["width"], depth.params["far"]) == (
+        "depth", "camera_depth_optical", 320, 8.0)
+    assert lidar.update_rate == 10.0 and depth.update_rate == 15.0
+
+
+def test_xacro_robot_carries_its_sensors(tmp_path):
+    path = tmp_path / "robot.urdf.xacro"
+    path.write_text('<?xml version="1.0"?>\n<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">\n'
+                    '<xacro:property name="samples" value="180"/>\n'
+                    f'{LINKS}{CLASSIC.replace("<samples>360</samples>", "<samples>${samples}</samples>")}'
+                    '\n</robot>\n')
+    model, _ = _load(path)
+    assert model.sensors[0].params["samples"] == 180
+
+
+def test_unknown_sensor_type_warns_with_file_and_line_and_the_robot_loads(tmp_path):
+    body = '<gazebo reference="base_link">\n<sensor type="sonar" name="bumper_sonar"/>\n</gazebo>' + CLASSIC
+    path = _write(tmp_path, body)
+    model, warned = _load(path)
+    line = _line_of(path, "bumper_sonar")
+    assert len(warned) == 1 and f"{path}:{line}" in warned[0] and "'sonar'" in warned[0], warned
+    assert [s.name for s in model.sensors] == ["hls_lfcd_lds", "camera", "wrist_ft"]
+
+
+def test_pre_sdf_sensor_form_warns_and_is_skipped(tmp_path):
+    path = _write(tmp_path, '<gazebo reference="base_scan">\n<sensor:ray name="base_laser"><rayCount>640</rayCount>'
+                            '</sensor:ray>\n</gazebo>')
+    model, warned = _load(path)
+    assert model.sensors == []
+    assert len(warned) == 1 and f":{_line_of(path, 'sensor:ray')}:" in warned[0] and "pre-SDF" in warned[0]
+
+
+@pytest.mark.parametrize("body, needle, message", [
+    ('<gazebo reference="lidar_link">\n<sensor type="ray" name="s"/></gazebo>', 'reference="lidar_link"',
+     'names no link (or joint)'),
+    ('<gazebo reference="camera_link">\n<sensor type="camera" name="c"><camera><image><width>0</width>'
+     '</image></camera></sensor></gazebo>', '<width>0', 'positive whole number'),
+    ('<gazebo reference="camera_link">\n<sensor type="camera" name="c"><camera>\n<horizontal_fov>4</horizontal_fov>'
+     '</camera></sensor></gazebo>', '<horizontal_fov>4', 'must lie in (0, pi)'),
+    ('<gazebo reference="base_scan">\n<sensor type="ray" name="s"><ray><scan><horizontal><samples>10</samples>'
+     '</horizontal></scan>\n<range><min>2</min><max>1</max></range></ray></sensor></gazebo>', '<range><min>2',
+     'need 0 <= min < max'),
+    ('<gazebo reference="base_scan">\n<sensor type="ray" name="s"><ray>\n</ray></sensor></gazebo>', '<ray>',
+     'has no <scan><horizontal>'),
+    ('<gazebo reference="base_scan">\n<sensor type="ray" name="s">\n<pose>1 2 3</pose></sensor></gazebo>',
+     '<pose>1 2 3', 'must be 6 finite numbers'),
+    ('<gazebo reference="base_scan">\n<sensor type="imu" name="s"/>\n<sensor type="imu" name="s"/></gazebo>',
+     '<sensor type="imu" name="s"/></gazebo>', "duplicate sensor name 's' (first defined on line"),
+    ('<gazebo reference="base_scan">\n<sensor type="imu" name="s">\n<update_rate>-1</update_rate></sensor>'
+     '</gazebo>', '<sensor type="imu" name="s">', 'is negative'),
+])
+def test_invalid_sensor_is_an_error_naming_file_line_and_element(tmp_path, body, needle, message):
+    path = _write(tmp_path, body)
+    with pytest.raises(RobotModelError) as err:
+        load_robot(path)
+    text = str(err.value)
+    assert message in text and f"{path}:{_line_of(path, needle)}:" in text, text
+    assert "\n" not in text
+
+
+@pytest.mark.skipif(ERD_ROBOTS is None, reason="example-robot-data is not installed")
+def test_third_party_robots_sensors_are_read():
+    """TIAGo Pro (classic: gpu_ray lasers, cameras, a depth camera) and iCub (force-torque on joints)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotModelWarning)
+        tiago = load_robot(erd_robot("tiago_pro_description/robots/tiago_pro.urdf"))
+        icub = load_robot(erd_robot("icub_description/robots/icub.urdf"))
+    lasers = sensors_of(tiago, "ray")
+    assert [s.gazebo_type for s in lasers] == ["gpu_ray", "gpu_ray"]
+    assert all(s.params["samples"] == 818 and s.params["range_max"] == 25.0 for s in lasers)
+    assert {s.kind for s in tiago.sensors} == {"ray", "camera", "depth", "imu"}
+    assert all(s.link in tiago.links for s in tiago.sensors)
+    fts = sensors_of(icub, "force_torque")
+    assert len(fts) == 6 and all(s.params["joint"] in icub.joints for s in fts)
