@@ -198,6 +198,12 @@ class GripperActionController(Controller):
         velocity = self.max_velocity if max_velocity is None or not math.isfinite(max_velocity) \
             else float(max_velocity)
         with self._lock:
+            if self._staged is not None:  # a goal not yet taken over by a cycle still gets its answer
+                fb = getattr(self, "_feedback", None)
+                q = fb.position if fb is not None else math.nan
+                effort_now = fb.effort if fb is not None else math.nan
+                self._results.append(GripperResult(self._staged[0], GoalStatus.CANCELED, q, effort_now, False, False,
+                                                   "preempted by a new goal"))
             self._next_id += 1
             self._staged = (self._next_id, float(position), effort, velocity)
             return self._next_id
