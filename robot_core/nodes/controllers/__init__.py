@@ -26,6 +26,10 @@ _ADAPTERS: dict[str, str] = {
         "robot_core.nodes.controllers.joint_trajectory:JointTrajectoryAdapter",
     "robot_core/ComputedTorqueController": "robot_core.nodes.controllers.joint_trajectory:JointTrajectoryAdapter",
     "diff_drive_controller/DiffDriveController": "robot_core.nodes.controllers.diff_drive:DiffDriveAdapter",
+    "parallel_gripper_action_controller/GripperActionController":
+        "robot_core.nodes.controllers.gripper_action:GripperActionAdapter",
+    "position_controllers/GripperActionController":
+        "robot_core.nodes.controllers.gripper_action:GripperActionAdapter",
 }
 
 
