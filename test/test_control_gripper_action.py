@@ -160,6 +160,17 @@ def test_effort_loop_on_a_joint_without_effort_interface_is_refused():
     assert cm.controller("auto").command_interface == "position"
 
 
+def test_effort_loop_law():
+    _, ctrl = start()
+    assert ctrl.effort_command(0.03, 5.0, 0.02, 0.0) == pytest.approx(1.0)  # p = 100 N/m times 1 cm
+    assert ctrl.effort_command(0.03, 5.0, 0.02, 0.1) == pytest.approx(0.5)  # minus d = 5 N s/m times 0.1 m/s
+    assert ctrl.effort_command(0.0, 0.7, 0.02, 0.0) == -0.7  # clamped to max_effort
+    assert ctrl.effort_command(0.04, 0.0, 0.0, 0.0) == 4.0  # no max_effort: the URDF's 20 N, not reached here
+    assert ctrl.effort_command(0.0, 0.0, 0.04, -1.0) == pytest.approx(1.0)  # -4 N + 5 N of damping
+    assert ctrl.effort_command(0.0, 50.0, 1.0, 0.0) == -20.0  # never above the URDF limit
+    assert ctrl.effort_command(0.0, 5.0, math.nan, 0.0) == 0.0
+
+
 ARM = [f"joint{i}" for i in range(1, 8)]
 DOWN = np.array([[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]])  # tool z down, fingers along world y
 

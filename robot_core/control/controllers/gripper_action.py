@@ -259,8 +259,10 @@ class GripperActionController(Controller):
         self._active = None
 
     def effort_command(self, goal: float, max_effort: float, q: float, qd: float) -> float:
-        """The effort loop: PD towards ``goal``, clamped to ``max_effort`` (<= 0 or NaN: the URDF limit)."""
-        limit = max_effort if math.isfinite(max_effort) and max_effort > 0.0 else self.effort_limit
+        """The effort loop: PD towards ``goal``, clamped to ``max_effort`` (<= 0 or NaN: the URDF limit; never above
+        it, which the hardware would clamp to anyway)."""
+        limit = min(max_effort, self.effort_limit) if math.isfinite(max_effort) and max_effort > 0.0 \
+            else self.effort_limit
         tau = self.kp * (goal - q) - self.kd * qd
         if not math.isfinite(tau):
             return 0.0
