@@ -33,6 +33,10 @@ _ADAPTERS: dict[str, str] = {
     "range_sensor_broadcaster/RangeSensorBroadcaster":
         "robot_core.nodes.controllers.sensor_broadcasters:RangeSensorBroadcasterAdapter",
     "pose_broadcaster/PoseBroadcaster": "robot_core.nodes.controllers.sensor_broadcasters:PoseBroadcasterAdapter",
+    "parallel_gripper_action_controller/GripperActionController":
+        "robot_core.nodes.controllers.gripper_action:GripperActionAdapter",
+    "position_controllers/GripperActionController":
+        "robot_core.nodes.controllers.gripper_action:GripperActionAdapter",
 }
 
 
