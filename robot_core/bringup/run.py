@@ -30,6 +30,7 @@ from typing import Any
 
 from robot_core.bringup.plan import (
     MODES,
+    NAMED_ROBOTS,
     RVIZ_CONFIG,
     BringupConfigError,
     BringupOptions,
@@ -271,7 +272,8 @@ def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
 # --- command line -------------------------------------------------------------------------------------------------
 def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default=None, metavar="FILE",
-                        help="robot description (.urdf, .urdf.xacro, .g, MJCF); "
+                        help="robot description (.urdf, .urdf.xacro, .g, MJCF), or a named robot of "
+                             f"example-robot-data ({', '.join(NAMED_ROBOTS)}: with its own controllers YAML); "
                              "default share/robot_core/urdf/rc_arm.urdf")
     parser.add_argument("--controllers", default=None, metavar="YAML",
                         help="ros2_control controllers YAML; default share/robot_core/config/controllers.yaml")
