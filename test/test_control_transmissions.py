@@ -17,7 +17,7 @@ import pytest
 
 from robot_core.control import ControllerManagerCore, Strictness
 from robot_core.control.errors import ControlError
-from robot_core.control.hardware import HardwareInfo
+from robot_core.control.hardware import HardwareInfo, create_component
 from robot_core.control.transmissions import (
     DifferentialTransmission,
     GripperTransmission,
@@ -304,3 +304,12 @@ def robot_gripper(cm: ControllerManagerCore) -> GripperTransmission:
     t = comp.info.transmissions.by_actuator["r_gripper_motor"]
     assert isinstance(t, GripperTransmission)
     return t
+
+
+def test_actuator_names_on_the_wire_refuse_a_coupling_transmission():
+    robot = load_robot(WRIST)
+    info = HardwareInfo.from_ros2_control(robot.ros2_control[0], robot)
+    info.hardware_params["use_transmissions"] = "true"
+    cm = ControllerManagerCore(robot, 100.0)
+    with pytest.raises(ControlError, match=r"use_transmissions .*\['wrist_trans'\]"):
+        cm.add_hardware_component(create_component(info, robot))

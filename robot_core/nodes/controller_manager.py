@@ -231,9 +231,11 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
                 # serves them (position, velocity, effort), and the actuators of the robot's transmissions
                 infos = [HardwareInfo.default_for_robot(robot, TOPIC_PLUGIN if self.mode == "topic"
                                                         else IN_PROCESS_PLUGIN)]
-                self.get_logger().info(f"robot '{robot.name}' has no <ros2_control> block: one component with "
-                                       f"every actuated joint ({len(infos[0].joints)}) and "
-                                       f"{len(infos[0].transmissions.actuator_names)} transmission actuator(s)")
+                joints = infos[0].joints
+                self.get_logger().info(f"robot '{robot.name}' has no <ros2_control> block: one component with its "
+                                       f"{len(joints)} joints ({sum(1 for j in joints if j.command_interfaces)} "
+                                       f"commanded) and {len(infos[0].transmissions.actuator_names)} transmission "
+                                       "actuator(s)")
             else:
                 raise ControlError(f"robot '{robot.name}' has no <ros2_control> block, so there is no hardware to "
                                    f"control (hardware_mode topic or embedded makes one for the simulator)")
