@@ -372,7 +372,8 @@ class ActuatorSide:
         jowner = {j: k for k, t in enumerate(trans.items) for j in t.joints}
         self.j_owner = np.array([jowner[j] for j in jn], dtype=np.intp)
         self.driven = np.zeros(0, dtype=np.intp)  # joint command slots this layer set active last time
-        self.any_commands = any(len(c[c >= 0]) for c in self.ac)
+        self.ac_all = np.concatenate([c[c >= 0] for c in self.ac])
+        self.any_commands = bool(len(self.ac_all))
 
     @staticmethod
     def _gather(values: np.ndarray, slots: np.ndarray) -> np.ndarray:
@@ -393,6 +394,8 @@ class ActuatorSide:
             return
         comp = self.comp
         commands, active, states = comp.commands, comp.command_active, comp.states
+        if not len(self.driven) and not active[self.ac_all].any():
+            return  # nobody commands an actuator (the usual case): nothing to do
         a_cmd = []
         driven_tr = np.zeros(len(self.trans.items), dtype=bool)
         on_fields = []
