@@ -48,6 +48,41 @@ class BringupConfigError(ValueError):
     """A bringup input (file, mode, YAML section) is wrong; the message names the file and entry."""
 
 
+# --robot names that are not files: robots of example-robot-data (the pip package ships the descriptions and their
+# meshes), each with the controllers YAML and simulator YAML written for it.
+NAMED_ROBOTS: dict[str, tuple[str, str, str]] = {
+    "pr2": ("pr2_description/urdf/pr2.urdf", "config/pr2_controllers.yaml", "config/pr2_simulator.yaml"),
+}
+
+
+def example_robot_data() -> Path | None:
+    """example-robot-data's ``robots`` folder: the pip (cmeel) install in this Python's site-packages, else the
+    ROS package's share folder; None when neither is installed."""
+    import site
+
+    roots = [*site.getsitepackages(), site.getusersitepackages()]
+    for root in roots:
+        cand = Path(root) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+        if cand.is_dir():
+            return cand
+    prefix = package_prefix("example-robot-data")
+    cand = prefix / "share" / "example-robot-data" / "robots" if prefix is not None else None
+    return cand if cand is not None and cand.is_dir() else None
+
+
+def named_robot(name: str) -> tuple[Path, Path, Path] | None:
+    """(description, controllers YAML, simulator YAML) of a --robot name in NAMED_ROBOTS; None for any other
+    value."""
+    entry = NAMED_ROBOTS.get(str(name).strip().lower())
+    if entry is None:
+        return None
+    robots = example_robot_data()
+    if robots is None or not (robots / entry[0]).is_file():
+        raise BringupConfigError(f"robot '{name}' comes from example-robot-data ({entry[0]}), which is not installed "
+                                 "(pip install example-robot-data)")
+    return robots / entry[0], resolve_file(entry[1], "controllers YAML"), resolve_file(entry[2], "simulator YAML")
+
+
 # --- locating files and executables -------------------------------------------------------------------------
 def package_prefix(package: str) -> Path | None:
     """Install prefix of a ROS package from the ament index; None when it (or the index) is not there."""
@@ -171,6 +206,9 @@ class BringupOptions:
         if world and mode != "topic":
             raise BringupConfigError(f"a world ('{world}') needs mode topic: the simulator node simulates it; the "
                                      "embedded controller manager runs the robot alone")
+        named = named_robot(str(robot)) if robot else None
+        if named is not None:
+            robot, controllers, simulator_config = named[0], controllers or named[1], simulator_config or named[2]
         return cls(robot=resolve_file(robot or DEFAULT_ROBOT, "robot description"),
                    controllers=resolve_file(controllers or DEFAULT_CONTROLLERS, "controllers YAML"),
                    mode=mode, use_sim_time=as_bool(use_sim_time, "use_sim_time"), rbc=as_bool(rbc, "rbc"),

@@ -30,6 +30,8 @@ from typing import Any
 
 from robot_core.bringup.plan import (
     MODES,
+    NAMED_ROBOTS,
+    RAW_STATES_TOPIC,
     RVIZ_CONFIG,
     BringupConfigError,
     BringupOptions,
@@ -121,6 +123,11 @@ class Bringup:
             self.supervisor.start(node.name, [executable(node.executable), *node.arguments, *node.ros_arguments()])
         for spec in viewers:
             self.supervisor.start(spec.name, [spec.executable, *spec.arguments, *spec.ros_arguments()])
+        if plan.spawns and plan.simulator is not None:
+            # A controller activated before the simulator's first states would hold the manager's placeholders
+            # (the description's initial values, not the simulator's start pose), e.g. the PR2's lowered arms.
+            self.progress(f"waiting for the simulator's first message on {RAW_STATES_TOPIC}")
+            wait_for_robot_states(deadline, self.stop_event, self._check_children)
         for step in plan.spawns:
             what = "inactive" if step.inactive else "active"
             self.progress(f"spawning {what}: {', '.join(step.controllers)}")
@@ -209,6 +216,35 @@ def _tail(text: str, lines: int = 25) -> str:
 
 
 # --- readiness over DDS -----------------------------------------------------------------------------------------
+def wait_for_robot_states(deadline: float, stop: threading.Event, check: Callable[[], Any] = lambda: None) -> None:
+    """Block until a message arrives on the simulator's raw joint states topic."""
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+    from sensor_msgs.msg import JointState
+
+    ctx = Context()
+    rclpy.init(context=ctx, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("robot_core_bringup_states", context=ctx)
+    executor = SingleThreadedExecutor(context=ctx)
+    executor.add_node(node)
+    got: list[Any] = []
+    node.create_subscription(JointState, RAW_STATES_TOPIC, got.append, 10)
+    try:
+        while not got:
+            check()
+            if stop.is_set():
+                raise InterruptedError("bringup interrupted")
+            if time.monotonic() > deadline:
+                raise BringupError(f"not ready in time: no message on {RAW_STATES_TOPIC} from the simulator")
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        ctx.try_shutdown()
+
+
 def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
                      check: Callable[[], Any] = lambda: None) -> None:
     """Block until the controllers are in their planned states, /joint_states flows and the RBC answers."""
@@ -271,7 +307,8 @@ def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
 # --- command line -------------------------------------------------------------------------------------------------
 def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default=None, metavar="FILE",
-                        help="robot description (.urdf, .urdf.xacro, .g, MJCF); "
+                        help="robot description (.urdf, .urdf.xacro, .g, MJCF), or a named robot of "
+                             f"example-robot-data ({', '.join(NAMED_ROBOTS)}: with its own controllers YAML); "
                              "default share/robot_core/urdf/rc_arm.urdf")
     parser.add_argument("--controllers", default=None, metavar="YAML",
                         help="ros2_control controllers YAML; default share/robot_core/config/controllers.yaml")

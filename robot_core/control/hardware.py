@@ -56,6 +56,12 @@ class ComponentJointInfo:
         return [i.name for i in self.state_interfaces]
 
 
+def _block_transmissions(robot: RobotModel, names: set[str]) -> TransmissionSet:
+    """The robot's transmissions that drive a joint of the block."""
+    return TransmissionSet.from_robot_transmissions(
+        [t for t in robot.transmissions if any(tj.name in names for tj in t.joints)], names)
+
+
 @dataclass
 class HardwareInfo:
     """Plain copy of one ``<ros2_control>`` block (what ros2_control calls HardwareInfo)."""
@@ -87,9 +93,7 @@ class HardwareInfo:
                                     [iface(i) for i in g.state_interfaces], dict(g.params)) for g in block.gpios]
         transmissions = TransmissionSet()
         if robot is not None and robot.transmissions:
-            names = {j.name for j in joints}
-            relevant = [t for t in robot.transmissions if any(tj.name in names for tj in t.joints)]
-            transmissions = TransmissionSet.from_robot_transmissions(relevant)
+            transmissions = _block_transmissions(robot, {j.name for j in joints})
         return HardwareInfo(block.name, (block.type or "system").lower(), block.plugin, dict(block.hardware_params),
                             joints, sensors, gpios, transmissions)
 
@@ -105,7 +109,8 @@ class HardwareInfo:
             states = [InterfaceInfo("position", j.initial_position), InterfaceInfo("velocity"), InterfaceInfo("effort")]
             cmds = [InterfaceInfo(c) for c in ("position", "velocity", "effort")] if j.is_actuated else []
             joints.append(ComponentJointInfo(j.name, cmds, states))
-        return HardwareInfo(name or f"{robot.name}_system", "system", plugin, {}, joints)
+        return HardwareInfo(name or f"{robot.name}_system", "system", plugin, {}, joints,
+                            transmissions=_block_transmissions(robot, {j.name for j in joints}))
 
     def param(self, key: str, default: str) -> str:
         return str(self.hardware_params.get(key, default))
@@ -154,10 +159,22 @@ class HardwareComponent:
         self.command_slice = slice(0, 0)
         # Called with (component, failed: bool, reason) whenever the failure flag flips.
         self.on_failure_change: Callable[[HardwareComponent, bool, str], None] | None = None
+        self._actuator_side: ActuatorSide | None = None
 
     # --- interfaces ----------------------------------------------------------
     def _all_items(self) -> list[ComponentJointInfo]:
-        return [*self.info.joints, *self.info.sensors, *self.info.gpios]
+        return [*self.info.joints, *self.info.sensors, *self.info.gpios, *self.actuator_items]
+
+    @property
+    def actuator_items(self) -> list[ComponentJointInfo]:
+        """Actuator-side interfaces of the block's transmissions (see :class:`ActuatorSide`)."""
+        if not hasattr(self, "_actuator_items"):
+            self._actuator_items = ActuatorSide.items(self.info)
+        return self._actuator_items
+
+    def coupled_commands(self) -> dict[str, tuple[list[str], str]]:
+        """Command interfaces that no two controllers may claim (the two sides of one transmission)."""
+        return ActuatorSide.coupled(self.info, self.actuator_items)
 
     def export_state_interfaces(self) -> list[InterfaceDescription]:
         """States start at their ``initial_value`` or 0 (so a hold before the first read stays finite)."""
@@ -175,6 +192,17 @@ class HardwareComponent:
         self.state_slice = state_slice
         self.command_slice = command_slice
         self.on_bind()
+        self._actuator_side = ActuatorSide(self) if self.actuator_items else None
+
+    def propagate_states(self) -> None:
+        """After ``read``: actuator states from the joint states (the manager calls it)."""
+        if self._actuator_side is not None:
+            self._actuator_side.states_from_joints()
+
+    def propagate_commands(self) -> None:
+        """Before ``write``: joint commands from claimed actuator commands (the manager calls it)."""
+        if self._actuator_side is not None:
+            self._actuator_side.commands_to_joints()
 
     def on_bind(self) -> None:
         """Hook: precompute index maps once interfaces have storage."""
@@ -269,6 +297,141 @@ class HardwareComponent:
 
     def write(self, time: float, period: float) -> None:
         """Send command interfaces to the robot."""
+
+
+_FIELDS = ("position", "velocity", "effort")
+
+
+class ActuatorSide:
+    """The actuator side of a component's transmissions, as interfaces next to the joints'.
+
+    Every actuator of a transmission that drives a joint of the block gets ``<actuator>/position``,
+    ``/velocity`` and ``/effort`` state interfaces, computed from the joint states after every read
+    (``joint_to_actuator``), and the command interfaces its joints share. A controller may claim those
+    instead of the joints': before every write the claimed actuator commands go through the transmission
+    (``actuator_to_joint``) into the joints' command interfaces, which then count as commanded, so every
+    hardware component (and the simulator behind it, which works in joint space) sees joint commands. An
+    actuator of the same transmission left unclaimed holds its measured position. The two sides of one
+    transmission cannot be claimed by two controllers at once (``coupled_commands``). An actuator named
+    like a joint of the block gets no interfaces of its own (its names would clash).
+    """
+
+    @staticmethod
+    def items(info: HardwareInfo) -> list[ComponentJointInfo]:
+        trans = info.transmissions
+        if not trans:
+            return []
+        joints = {j.name: j for j in info.joints}
+        taken = {i.name for i in (*info.joints, *info.sensors, *info.gpios)}
+        out = []
+        for t in trans.items:
+            with_commands = [set(joints[j].command_names()) for j in t.joints if j in joints
+                             and joints[j].command_names()]
+            shared = set.intersection(*with_commands) if with_commands else set()
+            for a in t.actuators:
+                if a in taken:
+                    continue
+                out.append(ComponentJointInfo(a, [InterfaceInfo(f) for f in _FIELDS if f in shared],
+                                              [InterfaceInfo(f) for f in _FIELDS]))
+        return out
+
+    @staticmethod
+    def coupled(info: HardwareInfo, items: list[ComponentJointInfo]) -> dict[str, tuple[list[str], str]]:
+        trans = info.transmissions
+        mine = {i.name: i for i in items}
+        joints = {j.name: j for j in info.joints}
+        out: dict[str, tuple[list[str], str]] = {}
+        for t in trans.items:
+            acts = [f"{a}/{c}" for a in t.actuators if a in mine for c in mine[a].command_names()]
+            jts = [f"{j}/{c}" for j in t.joints if j in joints for c in joints[j].command_names()]
+            why = f"transmission '{t.name}'"
+            for a in acts:
+                out[a] = (jts, why)
+            for j in jts:
+                out[j] = (acts, why)
+        return out
+
+    def __init__(self, comp: HardwareComponent):
+        self.comp = comp
+        trans = comp.info.transmissions
+        self.trans = trans
+        s_index = {n: i for i, n in enumerate(comp.state_names)}
+        c_index = {n: i for i, n in enumerate(comp.command_names)}
+
+        def table(index: dict[str, int], names: list[str], field: str) -> np.ndarray:
+            return np.array([index.get(f"{n}/{field}", -1) for n in names], dtype=np.intp)
+
+        jn, an = trans.joint_names, trans.actuator_names
+        self.js = [table(s_index, jn, f) for f in _FIELDS]  # joint state slots (-1: not in the block)
+        self.as_ = [table(s_index, an, f) for f in _FIELDS]  # actuator state slots
+        self.ac = [table(c_index, an, f) for f in _FIELDS]  # actuator command slots
+        self.jc = [table(c_index, jn, f) for f in _FIELDS]  # joint command slots
+        # per actuator, the transmission it belongs to (to hold an unclaimed actuator of a driven transmission)
+        owner = {a: k for k, t in enumerate(trans.items) for a in t.actuators}
+        self.a_owner = np.array([owner[a] for a in an], dtype=np.intp)
+        jowner = {j: k for k, t in enumerate(trans.items) for j in t.joints}
+        self.j_owner = np.array([jowner[j] for j in jn], dtype=np.intp)
+        self.driven = np.zeros(0, dtype=np.intp)  # joint command slots this layer set active last time
+        self.ac_all = np.concatenate([c[c >= 0] for c in self.ac])
+        self.any_commands = bool(len(self.ac_all))
+
+    @staticmethod
+    def _gather(values: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        out = np.full(len(slots), np.nan)
+        ok = slots >= 0
+        out[ok] = values[slots[ok]]
+        return out
+
+    def states_from_joints(self) -> None:
+        states = self.comp.states
+        p, v, e = self.trans.joint_to_actuator(*(self._gather(states, s) for s in self.js))
+        for slots, vals in zip(self.as_, (p, v, e), strict=True):
+            ok = (slots >= 0) & np.isfinite(vals)
+            states[slots[ok]] = vals[ok]
+
+    def commands_to_joints(self) -> None:
+        if not self.any_commands:
+            return
+        comp = self.comp
+        commands, active, states = comp.commands, comp.command_active, comp.states
+        if not len(self.driven) and not active[self.ac_all].any():
+            return  # nobody commands an actuator (the usual case): nothing to do
+        a_cmd = []
+        driven_tr = np.zeros(len(self.trans.items), dtype=bool)
+        on_fields = []
+        for slots in self.ac:
+            on = np.zeros(len(slots), dtype=bool)
+            ok = slots >= 0
+            on[ok] = active[slots[ok]] & np.isfinite(commands[slots[ok]])
+            on_fields.append(on)
+            driven_tr[self.a_owner[on]] = True
+        if not driven_tr.any() and not len(self.driven):
+            return
+        for k, (slots, on) in enumerate(zip(self.ac, on_fields, strict=True)):
+            vals = np.full(len(slots), np.nan)
+            vals[on] = commands[slots[on]]
+            if k == 0:  # an unclaimed actuator of a driven transmission holds its measured position
+                hold = driven_tr[self.a_owner] & ~on
+                vals[hold] = self._gather(states, self.as_[0])[hold]
+            a_cmd.append(vals)
+        j_cmd = self.trans.actuator_to_joint(*a_cmd)
+        newly = []
+        for k, (slots, vals) in enumerate(zip(self.jc, j_cmd, strict=True)):
+            field_on = np.zeros(len(self.trans.items), dtype=bool)
+            field_on[self.a_owner[on_fields[k]]] = True
+            use = (slots >= 0) & np.isfinite(vals) & field_on[self.j_owner]
+            commands[slots[use]] = vals[use]
+            active[slots[use]] = True
+            newly.append(slots[use])
+        now = np.concatenate(newly) if newly else np.zeros(0, dtype=np.intp)
+        stale = np.setdiff1d(self.driven, now)
+        if len(stale):
+            names = comp.command_names
+            rm = comp.rm
+            for i in stale:  # no longer driven through the transmission: not commanded unless claimed directly
+                if rm is None or rm.claimed_by(names[i]) is None:
+                    active[i] = False
+        self.driven = now
 
 
 _TOPIC_BASED = "robot_core.control.topic_based:TopicBasedComponent"

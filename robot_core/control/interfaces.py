@@ -143,6 +143,9 @@ class ResourceManager:
         self.command_active = np.zeros(0, dtype=bool)
         self._hold_pending: list[int] = []
         self.components: dict[str, InterfaceOwner] = {}
+        # command interface -> (the interfaces it cannot be claimed together with, why): the actuator and joint
+        # sides of one transmission drive the same motors
+        self.coupled: dict[str, tuple[list[str], str]] = {}
 
     # --- registration ------------------------------------------------------
     def add_component(self, component: InterfaceOwner) -> None:
@@ -172,6 +175,7 @@ class ResourceManager:
         self.command_values = np.concatenate([self.command_values, [d.initial_value for d in commands]])
         self.command_active = np.concatenate([self.command_active, np.zeros(len(commands), dtype=bool)])
         self.components[component.name] = component
+        self.coupled.update(getattr(component, "coupled_commands", dict)())
         component.bind(self, slice(s0, s0 + len(states)), slice(c0, c0 + len(commands)))
 
     # --- queries -----------------------------------------------------------
@@ -242,6 +246,24 @@ class ResourceManager:
             if holder is not None and holder != owner:
                 raise ControlError(f"Resource conflict for controller '{owner}'. Command interface '{name}' "
                                    f"is already claimed (by '{holder}').")
+            conflict = self.coupling_conflict(owner, name)
+            if conflict:
+                raise ControlError(f"Resource conflict for controller '{owner}'. {conflict}")
+
+    def coupling_conflict(self, owner: str, name: str, freed: Iterable[str] = (),
+                          taken: dict[str, str] | None = None) -> str | None:
+        """Why ``owner`` may not claim ``name`` while another controller holds (or, in ``taken``, is about to
+        hold) an interface coupled to it through a transmission; None when it may."""
+        others, why = self.coupled.get(name, ((), ""))
+        for other in others:
+            holder = self._claims.get(other)
+            if holder is not None and holder != owner and other not in freed:
+                return (f"Command interface '{name}' is coupled to '{other}' ({why}), which is claimed by "
+                        f"'{holder}'.")
+            if taken and other in taken and taken[other] != owner:
+                return (f"Command interface '{name}' is coupled to '{other}' ({why}), which controller "
+                        f"'{taken[other]}' is being activated with.")
+        return None
 
     def claim(self, owner: str, names: Sequence[str]) -> InterfaceGroup:
         """Claim all of ``names`` for ``owner`` or none of them; returns the writable group."""

@@ -479,6 +479,9 @@ class ControllerManagerCore:
             if i in taken:
                 return (f"Unable to activate controller '{name}' since the command interface '{i}' will be used by "
                         f"another controller that is being activated ('{taken[i]}').")
+            coupled = self.rm.coupling_conflict(name, i, freed, taken)
+            if coupled:
+                return f"Unable to activate controller '{name}': {coupled}"
         for i in spec.required_states:
             if not self.rm.state_interface_available(i):
                 return f"Unable to activate controller '{name}' since the state interface '{i}' is not available."
@@ -648,6 +651,7 @@ class ControllerManagerCore:
                 if comp.state is _ACTIVE or comp.state is _INACTIVE:
                     try:
                         comp.read(time, period)
+                        comp.propagate_states()
                     except Exception as exc:
                         comp.fail(f"read failed: {type(exc).__name__}: {exc}")
             self._handle_failures()
@@ -666,6 +670,7 @@ class ControllerManagerCore:
                 # the hold values of the released interfaces go out once now (a robot whose states stopped may
                 # still take commands), and never later: they must not reach the robot that comes back
                 try:
+                    comp.propagate_commands()
                     comp.write(self.time, 0.0)
                 except Exception as exc:
                     self.log.error("hardware component '%s': writing the hold failed: %s", comp.name, exc)
@@ -735,6 +740,7 @@ class ControllerManagerCore:
             for comp in self.rm.components.values():
                 if comp.state is _ACTIVE:
                     try:
+                        comp.propagate_commands()
                         comp.write(time, period)
                     except Exception as exc:
                         comp.fail(f"write failed: {type(exc).__name__}: {exc}")

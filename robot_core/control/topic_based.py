@@ -44,7 +44,9 @@ Behaviour (upstream's, plus a staleness check):
   joint states, on wall time from its first message: silent for ``sensor_timeout`` (default: ``state_timeout``)
   the component fails, and it recovers when both streams flow again.
 * ``use_transmissions: true``: the wire speaks actuator names and actuator
-  units; URDF ``<transmission>`` reductions convert both ways.
+  units; URDF ``<transmission>`` reductions convert both ways (simple transmissions
+  only; coupling ones are propagated by the actuator interfaces of
+  :class:`robot_core.control.hardware.ActuatorSide` on the joint-space wire).
 * ``acceleration`` command interfaces: sent as velocity references integrated
   from them (:mod:`robot_core.control.acceleration`).
 """
@@ -105,6 +107,11 @@ class TopicBasedComponent(HardwareComponent):
         joints = self.info.joints
         n = len(joints)
         trans = self.info.transmissions if self.use_transmissions else None
+        if trans and not trans.all_simple:
+            coupling = [t.name for t in trans.items if t.name and len(t.joints) + len(t.actuators) > 2]
+            raise ControlError(f"hardware component '{self.name}': use_transmissions (actuator names on the wire) "
+                               f"works with one-joint-one-actuator transmissions only; {coupling} couple several: "
+                               "leave use_transmissions off and claim their actuator interfaces instead")
         self.wire_names = [trans.actuator_name(j.name) if trans else j.name for j in joints]
         self._wire_index = {name: k for k, name in enumerate(self.wire_names)}
         self._red, self._off = (trans.arrays([j.name for j in joints]) if trans else (np.ones(n), np.zeros(n)))

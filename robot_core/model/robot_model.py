@@ -257,12 +257,15 @@ class Joint:
 
 @dataclass
 class TransmissionJoint:
-    """A joint of a transmission; ``offset`` and ``role`` come from the ``<ros2_control>`` form only."""
+    """A joint of a transmission; ``offset`` comes from the ``<ros2_control>`` form only. ``role`` is ros2_control's
+    (``joint1``) or the PR2 element's (``flex``, ``roll``, ``gap``, ``passive``); ``mechanical_reduction`` is the
+    joint-side reduction of a differential or PR2 wrist."""
 
     name: str
     hardware_interfaces: list[str] = field(default_factory=list)
     offset: float = 0.0
     role: str = ""
+    mechanical_reduction: float = 1.0
 
 
 @dataclass
@@ -285,6 +288,8 @@ class Transmission:
     actuators: list[TransmissionActuator] = field(default_factory=list)
     source: SourceRef = field(default_factory=SourceRef)
     ros2_control: str = ""
+    # type-specific attributes: the PR2 gripper's linkage geometry (its <gap_joint>'s a, b, r, L0, ...)
+    params: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

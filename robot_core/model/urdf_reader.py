@@ -57,6 +57,17 @@ _FALSE = ("false", "0", "no", "off", "")
 KNOWN_TRANSMISSION_PLUGINS = ("transmission_interface/SimpleTransmission",
                               "transmission_interface/DifferentialTransmission",
                               "transmission_interface/FourBarLinkageTransmission")
+MULTI_JOINT_PLUGINS = ("transmission_interface/DifferentialTransmission",
+                       "transmission_interface/FourBarLinkageTransmission")
+# How many (joints, actuators) each transmission type couples (None: any number); control/transmissions.py
+# propagates them. A transmission of another shape is ignored with a warning, its joints driven directly.
+TRANSMISSION_SHAPES: dict[str, tuple[int | None, int]] = {
+    "transmission_interface/SimpleTransmission": (1, 1), "SimpleTransmission": (1, 1),
+    "pr2_mechanism_model/SimpleTransmission": (1, 1),
+    "transmission_interface/DifferentialTransmission": (2, 2), "DifferentialTransmission": (2, 2),
+    "pr2_mechanism_model/WristTransmission": (2, 2), "WristTransmission": (2, 2),
+    "pr2_mechanism_model/PR2GripperTransmission": (None, 1), "PR2GripperTransmission": (None, 1),
+}
 
 
 def parse_xml(text: str | bytes, source_file: str = "<string>") -> tuple[ET.Element, dict[ET.Element, int]]:
@@ -415,7 +426,30 @@ class _UrdfReader:
                 reduction = shared_reduction if shared_reduction is not None else 1.0
             trans.actuators.append(TransmissionActuator(self.required_attr(a, "name", aw), reduction,
                                                         self.hardware_interfaces(a)))
+        self.pr2_transmission_elements(el, trans, where)
         return trans
+
+    def pr2_transmission_elements(self, el: ET.Element, trans: Transmission, where: str) -> None:
+        """pr2_mechanism_model's own elements: the wrist's ``<rightActuator>``, ``<leftActuator>``,
+        ``<flexJoint>``, ``<rollJoint>`` (``mechanicalReduction`` attributes) and the gripper's ``<gap_joint>``
+        (its linkage attributes go to ``Transmission.params``) and ``<passive_joint>``s."""
+        for tag, role in (("rightActuator", "right"), ("leftActuator", "left")):
+            for a in el.findall(tag):
+                aw = f"{where} <{tag}>"
+                red = a.get("mechanicalReduction")
+                trans.actuators.append(TransmissionActuator(
+                    self.required_attr(a, "name", aw),
+                    1.0 if red is None else self.parse_number(red, a, "mechanicalReduction", aw), role=role))
+        for tag, role in (("flexJoint", "flex"), ("rollJoint", "roll"), ("gap_joint", "gap"),
+                          ("passive_joint", "passive")):
+            for j in el.findall(tag):
+                jw = f"{where} <{tag}>"
+                red = j.get("mechanicalReduction", j.get("mechanical_reduction"))
+                if role == "gap":
+                    trans.params.update({k: v for k, v in j.attrib.items() if k != "name"})
+                trans.joints.append(TransmissionJoint(
+                    self.required_attr(j, "name", jw), role=role,
+                    mechanical_reduction=1.0 if red is None else self.parse_number(red, j, "mechanicalReduction", jw)))
 
     def ros2_control_transmission(self, el: ET.Element, block: str) -> Transmission:
         """ros2_control's own form: ``<plugin>``, ``<actuator name role>``, ``<joint name role>`` holding
@@ -430,6 +464,7 @@ class _UrdfReader:
         plugin = (plugin_el.text or "").strip() if plugin_el is not None else ""
         trans = Transmission(name=name, type=plugin, source=ref, ros2_control=block)
         joint_reduction: float | None = None
+        multi = plugin in MULTI_JOINT_PLUGINS
         for j in el.findall("joint"):
             jw = f"{where} <joint>"
             offset_el = j.find("offset")
@@ -446,15 +481,26 @@ class _UrdfReader:
             if other is None:
                 other = self.reduction(a, aw)
         reduction = joint_reduction
-        if reduction is None and other is not None:
+        if multi:
+            pass
+        elif reduction is None and other is not None:
             validation.warn(f"<mechanical_reduction> {other:g} is not under <joint> (where ros2_control's "
                             "SimpleTransmission reads it); taken as the joint's reduction", ref)
             reduction = other
         elif reduction is not None and other is not None and other not in (1.0, reduction):
             validation.warn(f"the joint's <mechanical_reduction> {reduction:g} applies; {other:g} under "
                             "<actuator> is ignored, as ros2_control ignores it", ref)
-        for act in trans.actuators:
-            act.mechanical_reduction = 1.0 if reduction is None else reduction
+        if plugin in MULTI_JOINT_PLUGINS:
+            # a differential has its own reduction on every actuator and every joint
+            for j, jel in zip(trans.joints, el.findall("joint"), strict=True):
+                r = self.reduction(jel, f"{where} <joint>")
+                j.mechanical_reduction = 1.0 if r is None else r
+            for act, ael in zip(trans.actuators, el.findall("actuator"), strict=True):
+                r = self.reduction(ael, f"{where} <actuator>")
+                act.mechanical_reduction = 1.0 if r is None else r
+        else:
+            for act in trans.actuators:
+                act.mechanical_reduction = 1.0 if reduction is None else reduction
         if plugin not in KNOWN_TRANSMISSION_PLUGINS:
             shown = f"plugin '{plugin}'" if plugin else "no <plugin>"
             validation.warn(f"{shown} is not a transmission robot_core knows ({', '.join(KNOWN_TRANSMISSION_PLUGINS)})"
@@ -488,7 +534,26 @@ class _UrdfReader:
         hardware notes), so they are a warning, not a refusal."""
         kept = []
         for trans in transmissions:
+            gap_missing = [t for t in trans.joints if t.role == "gap" and t.name not in model.joints]
+            if gap_missing and trans.type in TRANSMISSION_SHAPES and TRANSMISSION_SHAPES[trans.type][0] is None:
+                validation.warn(f"gap joint '{gap_missing[0].name}' does not exist; the actuator drives the finger "
+                                "joints only", trans.source)
+                trans.joints = [t for t in trans.joints if t not in gap_missing]
+                trans.params["gap_joint"] = gap_missing[0].name  # kept, so a written file names it again
             missing = [t.name for t in trans.joints if t.name not in model.joints]
+            shape = TRANSMISSION_SHAPES.get(trans.type)
+            if shape is None:
+                validation.warn(f"type '{trans.type}' is not a transmission robot_core propagates (simple, "
+                                "differential, PR2 wrist, PR2 gripper); transmission ignored, its joints are "
+                                "driven directly", trans.source)
+                continue
+            n_j, n_a = shape
+            if (n_j is not None and len(trans.joints) != n_j) or len(trans.actuators) != n_a or not trans.joints:
+                validation.warn(f"type '{trans.type}' couples {n_j or 'one or more'} joint(s) and {n_a} "
+                                f"actuator(s), this one names joints {[t.name for t in trans.joints]} and actuators "
+                                f"{[a.name for a in trans.actuators]}; transmission ignored, its joints are driven "
+                                "directly", trans.source)
+                continue
             if missing:
                 names = ", ".join(f"'{n}'" for n in missing)
                 validation.warn(f"names joint(s) {names} which do not exist; transmission ignored", trans.source)

@@ -173,16 +173,47 @@ def _ros2_control_transmission(parent: ET.Element, trans: Transmission) -> None:
     el = _sub(parent, "transmission", name=trans.name)
     _sub(el, "plugin").text = trans.type
     reduction = trans.actuators[0].mechanical_reduction if trans.actuators else 1.0
+    multi = len(trans.joints) > 1 or len(trans.actuators) > 1  # a differential: a reduction on every element
     for a in trans.actuators:
-        _sub(el, "actuator", name=a.name, **({"role": a.role} if a.role else {}))
+        ae = _sub(el, "actuator", name=a.name, **({"role": a.role} if a.role else {}))
+        if multi:
+            _sub(ae, "mechanical_reduction").text = fmt(a.mechanical_reduction)
     for j in trans.joints:
         je = _sub(el, "joint", name=j.name, **({"role": j.role} if j.role else {}))
-        _sub(je, "mechanical_reduction").text = fmt(reduction)
+        _sub(je, "mechanical_reduction").text = fmt(j.mechanical_reduction if multi else reduction)
         if j.offset:
             _sub(je, "offset").text = fmt(j.offset)
 
 
+_PR2_ACTUATOR_TAGS = {"right": "rightActuator", "left": "leftActuator"}
+_PR2_JOINT_TAGS = {"flex": "flexJoint", "roll": "rollJoint", "gap": "gap_joint", "passive": "passive_joint"}
+
+
+def _pr2_transmission(parent: ET.Element, trans: Transmission) -> None:
+    """pr2_mechanism_model's own elements (wrist and gripper), as the PR2 descriptions write them."""
+    el = _sub(parent, "transmission", name=trans.name, type=trans.type)
+    for a in trans.actuators:
+        if a.role in _PR2_ACTUATOR_TAGS:
+            _sub(el, _PR2_ACTUATOR_TAGS[a.role], name=a.name, mechanicalReduction=fmt(a.mechanical_reduction))
+        else:
+            _sub(el, "actuator", name=a.name)
+    linkage = dict(trans.params)
+    absent_gap = linkage.pop("gap_joint", None)  # named by the file, lacking in the robot (see the reader)
+    if absent_gap is not None and not any(j.role == "gap" for j in trans.joints):
+        _sub(el, "gap_joint", name=absent_gap, **linkage)
+    for j in trans.joints:
+        if j.role == "gap":
+            _sub(el, "gap_joint", name=j.name, **linkage)
+        elif j.role == "passive":
+            _sub(el, "passive_joint", name=j.name)
+        else:
+            _sub(el, _PR2_JOINT_TAGS[j.role], name=j.name, mechanicalReduction=fmt(j.mechanical_reduction))
+
+
 def _transmission(parent: ET.Element, trans: Transmission) -> None:
+    if any(j.role in _PR2_JOINT_TAGS for j in trans.joints):
+        _pr2_transmission(parent, trans)
+        return
     el = _sub(parent, "transmission", name=trans.name)
     _sub(el, "type").text = trans.type
     for j in trans.joints:

@@ -224,11 +224,22 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
             robot = load_robot(description)
             core = ControllerManagerCore(robot, self.update_rate, on_activity=self._on_activity,
                                          logger=RclpyLogAdapter(self.get_logger()))
-            if not robot.ros2_control:
+            if robot.ros2_control:
+                infos = [HardwareInfo.from_ros2_control(block, robot) for block in robot.ros2_control]
+            elif self.mode in ("topic", "embedded"):
+                # the simulator (or the embedded engine) is the hardware: every actuated joint, as the simulator
+                # serves them (position, velocity, effort), and the actuators of the robot's transmissions
+                infos = [HardwareInfo.default_for_robot(robot, TOPIC_PLUGIN if self.mode == "topic"
+                                                        else IN_PROCESS_PLUGIN)]
+                joints = infos[0].joints
+                self.get_logger().info(f"robot '{robot.name}' has no <ros2_control> block: one component with its "
+                                       f"{len(joints)} joints ({sum(1 for j in joints if j.command_interfaces)} "
+                                       f"commanded) and {len(infos[0].transmissions.actuator_names)} transmission "
+                                       "actuator(s)")
+            else:
                 raise ControlError(f"robot '{robot.name}' has no <ros2_control> block, so there is no hardware to "
-                                   f"control")
-            for block in robot.ros2_control:
-                info = HardwareInfo.from_ros2_control(block, robot)
+                                   f"control (hardware_mode topic or embedded makes one for the simulator)")
+            for info in infos:
                 self._add_component(core, robot, info)
             self.core = core
             if self.get_parameter("robot_description_file").value and not str(

@@ -44,9 +44,10 @@ Idle joints: after a reset every actuated coordinate holds its position in posit
 nothing to hold a position with, so it idles in effort mode at zero effort until commanded.
 
 Transmissions: a ``SimpleTransmission`` with ``mechanical_reduction`` n means actuator effort * n = joint
-effort and joint position * n = actuator position. A transmission coupling anything but one joint to one
-actuator (differential, four-bar, PR2 wrist/gripper) is not simulated: a warning names it, and its joints are
-driven directly (reduction 1). All commands, gains, limits and measured efforts here
+effort and joint position * n = actuator position. A transmission coupling several joints or actuators
+(differential, PR2 wrist and gripper) leaves its joints at reduction 1 here: the simulation is joint space, and
+the controller manager's hardware components propagate actuator-side interfaces through it
+(control/transmissions.py). All commands, gains, limits and measured efforts here
 are in *joint* space; the reduction is the actuator's ``gear`` (= n), so the motor-side effort is the joint
 effort / n.
 
@@ -139,22 +140,12 @@ def idles_in_effort(robot: RobotModel, coordinate: str) -> bool:
 
 
 def transmission_reductions(robot: RobotModel) -> dict[str, float]:
-    """Joint name -> mechanical reduction from the robot's simple transmissions (joints not listed: 1)."""
+    """Joint name -> mechanical reduction from the robot's one-joint-one-actuator transmissions (joints not
+    listed: 1). Coupling transmissions (differential, PR2 wrist and gripper) leave their joints at 1: the
+    controller manager propagates them (control/transmissions.py), the simulation stays in joint space."""
     out: dict[str, float] = {}
     for tr in robot.transmissions:
-        if len(tr.joints) != 1 or len(tr.actuators) != 1:
-            joints = [j.name for j in tr.joints]
-            actuators = [a.name for a in tr.actuators]
-            what = (f"joints {joints} are driven directly (reduction 1)" if joints else
-                    "it names no joint in the <joint> form, so it changes nothing")
-            where = f" ({tr.source.file}:{tr.source.line})" if tr.source.line is not None else ""
-            warnings.warn(
-                RobotModelWarning(
-                    f"transmission '{tr.name}'{where} of type '{tr.type}' couples joints {joints} and actuators "
-                    f"{actuators}; only one-joint-one-actuator transmissions are simulated: {what}"
-                ),
-                stacklevel=2,
-            )
+        if len(tr.joints) != 1 or len(tr.actuators) != 1 or tr.joints[0].role in ("gap", "passive"):
             continue
         reduction = float(tr.actuators[0].mechanical_reduction)
         joint = tr.joints[0].name
