@@ -15,12 +15,16 @@ Rendering. OpenGL contexts belong to one thread, and a 640x480 frame costs milli
 loop cannot spare: :class:`CameraRenderer` owns its own copy of the model, its own MjData and the GL context on a
 thread of its own. The simulation thread only copies the state (``qpos``, mocap poses) into :meth:`submit`; when
 the renderer is still busy with the previous frame the new one replaces the waiting one (a dropped frame, counted)
-instead of stalling the physics. Headless machines: EGL (``MUJOCO_GL=egl``, the default here when ``MUJOCO_GL`` is
+instead of stalling the physics. MuJoCo releases Python's interpreter lock while it renders, so the cost left is CPU
+time: the render thread runs at a lower priority (:data:`RENDER_NICE`; the rasteriser threads of a software
+OpenGL, started from it, inherit that), so on a machine short of cores frames are dropped, not physics steps.
+Headless machines: EGL (``MUJOCO_GL=egl``, the default here when ``MUJOCO_GL`` is
 unset or ``disable``, then OSMesa) or a backend ``MUJOCO_GL`` names (:func:`make_gl_context`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import math
@@ -38,6 +42,9 @@ from robot_core.model.robot_model import Pose, RobotModelError
 from robot_core.model.sensors import CAMERA_KINDS, SensorSpec
 
 DEFAULT_CAMERA_RATE = 30.0  # Hz, when the description gives none
+# Nice value of the render thread (and of the rasteriser threads a software OpenGL starts from it): when the CPU
+# is short, the physics loop gets it and camera frames are dropped instead.
+RENDER_NICE = 19
 CAMERA_PREFIX = "sensor:"  # MuJoCo camera name = prefix + sensor name
 # Columns: the MuJoCo camera's / the optical frame's axes in the Gazebo sensor frame (x forward, y left, z up).
 MUJOCO_CAMERA_IN_SENSOR = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
@@ -140,8 +147,8 @@ def linear_depth(buffer: np.ndarray, near: float, far: float) -> np.ndarray:
 
     From the perspective projection: buffer = (f / (f - n)) (n / z) - n / (f - n), so z = n f / (n + b (f - n)).
     """
-    b = buffer.astype(np.float64)
-    return (near * far / (near + b * (far - near))).astype(np.float32)
+    b = np.asarray(buffer, dtype=np.float32)  # float32 keeps ~1e-5 relative here (far / near up to 1e3): enough
+    return np.float32(near * far) / (np.float32(near) + b * np.float32(far - near))
 
 
 class OffscreenView:
@@ -286,6 +293,8 @@ class CameraRenderer:
         self._thread.join(timeout)
 
     def _run(self) -> None:
+        with contextlib.suppress(OSError, AttributeError):  # Linux: per thread, inherited by threads started here
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), RENDER_NICE)
         views: dict[str, OffscreenView] = {}
         source: mujoco.MjModel | None = None
         data: mujoco.MjData | None = None
