@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ros_harness import NodeProcess, RosTestContext, wait_for
+from ros_harness import NodeProcess, RosTestContext, wait_for, wait_future
 from sim_helpers import SimClient, sec, start_simulator
 
 pytest.importorskip("rclpy")
@@ -143,6 +143,28 @@ def test_camera_images_and_info_are_consistent(client: SensorClient):
     assert centre == pytest.approx(WALL_X - CAMERA_X, abs=0.01)
     rgb = np.frombuffer(bytes(img.data), dtype=np.uint8).reshape(120, 160, 3).astype(int)
     assert rgb[60, 80, 0] > 2 * rgb[60, 80, 1]  # the red wall fills the middle of the picture
+
+
+def test_spawned_object_is_seen_by_laser_and_camera(client: SensorClient):
+    """A spawn recompiles the model: the laser rebinds and the renderer takes the new model; both see the box."""
+    from robot_core_interfaces.srv import SpawnObject
+
+    req = SpawnObject.Request(name="crate", shape="box", size=[0.1, 0.6, 0.6], fixed=True)
+    req.pose.position.x, req.pose.position.z, req.pose.orientation.w = 0.5, 0.3, 1.0
+    srv = client.node.create_client(SpawnObject, "/simulator/spawn_object")
+    assert srv.wait_for_service(timeout_sec=30)
+    res = wait_future(srv.call_async(req), 60, "/simulator/spawn_object response")
+    assert res.success, res.message
+    face = 0.5 - 0.05
+
+    def depth_centre() -> float:
+        d = client.latest["/camera/depth/image_raw"]
+        return float(np.frombuffer(bytes(d.data), dtype="<f4").reshape(120, 160)[60, 80])
+
+    wait_for(lambda: abs(client.latest["/lidar/scan"].ranges[0] - (face - SCAN_X)) < 0.01, 60, "the scan to see it")
+    wait_for(lambda: abs(depth_centre() - (face - CAMERA_X)) < 0.01, 60, "the depth image to see it")
+    print(f"crate: scan {client.latest['/lidar/scan'].ranges[0]:.4f} m (face {face - SCAN_X:.4f}), depth "
+          f"{depth_centre():.4f} m (face {face - CAMERA_X:.4f})")
 
 
 def test_cameras_switch_turns_the_cameras_off(world_file: Path, sensor_sim):
