@@ -172,16 +172,15 @@ def component_rows(urdf: Path, frames: int) -> None:
               f"{ours_depth / budget * 100:.0f}% of one core's time for it")
 
         # --- laser ------------------------------------------------------------------------------------
-        laser = sensors._lasers[0]
+        laser = sensors.lasers[0]
         scanner = laser.scanner
         n_rays = scanner.geometry.samples
-        pnt, rot = scanner.origin(data)
-        vec = (scanner._dirs_sensor @ rot.T).reshape(-1)
+        pnt, vec = (a.copy() for a in scanner.rays(data))
         geom = np.zeros(n_rays, dtype=np.int32)
         dist = np.zeros(n_rays)
 
         def raw_scan() -> None:
-            mujoco.mj_multiRay(model, data, pnt, vec, RAY_GROUPS, 1, scanner._body, geom, dist, None, n_rays,
+            mujoco.mj_multiRay(model, data, pnt, vec, RAY_GROUPS, 1, scanner.body, geom, dist, None, n_rays,
                                scanner.geometry.range_max)
 
         raw_ms = _per_call(raw_scan, 2000)

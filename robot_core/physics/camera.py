@@ -259,6 +259,7 @@ class CameraRenderer:
         self.dropped = 0
         self.render_seconds = 0.0
         self.error: str | None = None
+        self._busy = False  # a request taken and not yet finished
         self._thread = threading.Thread(target=self._run, name="camera-render", daemon=True)
         self._thread.start()
 
@@ -283,8 +284,6 @@ class CameraRenderer:
                     return False
                 self._cond.wait(left)
         return True
-
-    _busy = False
 
     def stop(self, timeout: float = 5.0) -> None:
         with self._cond:

@@ -22,7 +22,6 @@ subscriber never holds the renderer up for more than two frames), keep-last 10 f
 from __future__ import annotations
 
 import array
-from typing import Any
 
 import mujoco
 import numpy as np
@@ -172,9 +171,9 @@ class SimSensors:
                 out.append(_transform(laser.sensor.link, frame, laser.sensor.pose, stamp))
         return out
 
-    def stats(self) -> dict[str, Any]:
-        r = self.renderer
-        return {} if r is None else {"frames": r.frames, "dropped": r.dropped, "render_seconds": r.render_seconds}
+    @property
+    def lasers(self) -> list[_Laser]:
+        return list(self._lasers)
 
     def shutdown(self) -> None:
         if self.renderer is not None:
