@@ -6,6 +6,7 @@ FollowJointTrajectory goal, the RBC's l2_ctrl service), made with rclpy over DDS
 
 from __future__ import annotations
 
+import math
 import re
 import signal
 import uuid
@@ -20,7 +21,8 @@ from robot_core.bringup.supervisor import MARKER_ENV, processes_with_marker
 pytest.importorskip("rclpy")
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-ACTIVE = ["joint_state_broadcaster", "joint_trajectory_controller", "gripper_controller"]
+ACTIVE = ["joint_state_broadcaster", "joint_trajectory_controller", "gripper_controller",
+          "force_torque_sensor_broadcaster", "imu_sensor_broadcaster"]
 INACTIVE = ["forward_position_controller", "forward_velocity_controller", "gravity_compensation"]
 
 
@@ -70,6 +72,20 @@ def test_bringup_serves_the_listed_calls_and_stops_cleanly(ros, processes, mode)
     names = list(seen[-1].name)
     assert {f"joint{i}" for i in range(1, 8)} <= set(names)
     start = seen[-1].position[names.index("joint1")]
+
+    # ros2 topic echo /force_torque_sensor_broadcaster/wrench, /imu_sensor_broadcaster/imu: the wrist carries the
+    # hand (0.7 kg), the IMU in the base reads +g up
+    from geometry_msgs.msg import WrenchStamped
+    from sensor_msgs.msg import Imu
+
+    wrenches: list[WrenchStamped] = []
+    imus: list[Imu] = []
+    node.create_subscription(WrenchStamped, "/force_torque_sensor_broadcaster/wrench", wrenches.append, 10)
+    node.create_subscription(Imu, "/imu_sensor_broadcaster/imu", imus.append, 10)
+    wait_for(lambda: wrenches and imus, 30, "the wrench and IMU broadcasters")
+    f = wrenches[-1].wrench.force
+    assert wrenches[-1].header.frame_id == "hand" and math.hypot(f.x, f.y, f.z) == pytest.approx(0.7 * 9.81, rel=0.02)
+    assert imus[-1].linear_acceleration.z == pytest.approx(9.81, rel=0.01)
 
     # ros2 action send_goal .../follow_joint_trajectory
     client = ActionClient(node, FollowJointTrajectory, "/joint_trajectory_controller/follow_joint_trajectory")

@@ -34,6 +34,8 @@ def test_controllers_yaml_is_ros2_control_format_with_the_agreed_controllers():
         "forward_position_controller": "position_controllers/JointGroupPositionController",
         "forward_velocity_controller": "velocity_controllers/JointGroupVelocityController",
         "gravity_compensation": "robot_core/GravityCompensationController",
+        "force_torque_sensor_broadcaster": "force_torque_sensor_broadcaster/ForceTorqueSensorBroadcaster",
+        "imu_sensor_broadcaster": "imu_sensor_broadcaster/IMUSensorBroadcaster",
     }
     arm = [f"joint{i}" for i in range(1, 8)]
     jtc = cfg.controllers["joint_trajectory_controller"].params
@@ -44,6 +46,10 @@ def test_controllers_yaml_is_ros2_control_format_with_the_agreed_controllers():
     assert cfg.controllers["gripper_controller"].params["joints"] == ["finger_left_joint"]
     for name in ("forward_position_controller", "forward_velocity_controller", "gravity_compensation"):
         assert cfg.controllers[name].params["joints"] == arm
+    # The sensor broadcasters read the example arm's ros2_control sensors.
+    robot_sensors = {s.name for s in load_robot(REPO / "urdf" / "rc_arm.urdf").ros2_control[0].sensors}
+    assert cfg.controllers["force_torque_sensor_broadcaster"].params["sensor_name"] in robot_sensors
+    assert cfg.controllers["imu_sensor_broadcaster"].params["sensor_name"] in robot_sensors
     # Every controller's joints exist in the example arm and have the interface it commands.
     robot = load_robot(REPO / "urdf" / "rc_arm.urdf")
     block = {j.name: j for j in robot.ros2_control[0].joints}
@@ -52,10 +58,11 @@ def test_controllers_yaml_is_ros2_control_format_with_the_agreed_controllers():
             assert "position" in [i.name for i in block[j].command_interfaces], (name, j)
 
 
-def test_spawn_plan_activates_three_and_leaves_three_inactive():
+def test_spawn_plan_activates_five_and_leaves_three_inactive():
     steps = spawn_plan(CONTROLLERS)
     assert steps == [
-        SpawnStep(("joint_state_broadcaster", "joint_trajectory_controller", "gripper_controller"), False),
+        SpawnStep(("joint_state_broadcaster", "joint_trajectory_controller", "gripper_controller",
+                   "force_torque_sensor_broadcaster", "imu_sensor_broadcaster"), False),
         SpawnStep(("forward_position_controller", "forward_velocity_controller", "gravity_compensation"), True),
     ]
     assert "--inactive" in steps[1].arguments() and "--inactive" not in steps[0].arguments()
@@ -69,7 +76,7 @@ def test_spawn_plan_without_bringup_section_activates_every_declared_controller(
     f = tmp_path / "c.yaml"
     f.write_text(yaml.safe_dump(data))
     (step,) = spawn_plan(f)
-    assert not step.inactive and len(step.controllers) == 6
+    assert not step.inactive and len(step.controllers) == 8
 
 
 def test_spawn_plan_names_an_undeclared_controller(tmp_path):
@@ -94,7 +101,8 @@ def test_topic_mode_plan_runs_simulator_manager_and_rbc_on_the_same_robot_file()
     assert plan.simulator.param_files == (REPO / "config" / "simulator.yaml",)
     assert plan.rbc.remappings == ()
     assert plan.active_controllers() == ["joint_state_broadcaster", "joint_trajectory_controller",
-                                         "gripper_controller"]
+                                         "gripper_controller", "force_torque_sensor_broadcaster",
+                                         "imu_sensor_broadcaster"]
 
 
 def test_embedded_mode_moves_the_simulator_settings_into_the_controller_manager():

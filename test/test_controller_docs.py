@@ -56,15 +56,18 @@ def _example(page: str) -> str:
     return blocks[0]
 
 
-#: pages whose example runs on another example robot than rc_arm (a mobile base has no arm)
-PAGE_ROBOTS = {"diff_drive": "diff_drive.urdf"}
+#: pages whose example runs on another robot than rc_arm (a mobile base has no arm; rc_arm has no range or pose
+#: sensor), relative to urdf/ or, with a folder, to the repository
+PAGE_ROBOTS = {"diff_drive": "diff_drive.urdf", "range_sensor_broadcaster": "test/data/urdf/sensor_rig.urdf",
+               "pose_broadcaster": "test/data/urdf/sensor_rig.urdf"}
 
 
 def _manager(page: str = "") -> ControllerManagerCore:
     pytest.importorskip("mujoco")
     from robot_core.model import load_robot
 
-    robot = load_robot(REPO / "urdf" / PAGE_ROBOTS.get(page, "rc_arm.urdf"))
+    name = PAGE_ROBOTS.get(page, "rc_arm.urdf")
+    robot = load_robot(REPO / name if "/" in name else REPO / "urdf" / name)
     return ControllerManagerCore.from_robot(robot, 100.0, plugin_override=SIM, component_options={"timestep": 0.001})
 
 

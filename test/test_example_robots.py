@@ -140,8 +140,9 @@ def test_rc_arm_ros2_control(rc_arm):
         assert (rc_joint.command_interfaces[0].min, rc_joint.command_interfaces[0].max) == (limit.lower, limit.upper)
         assert rc_joint.state_interfaces[0].initial_value == rc_arm.joints[rc_joint.name].initial_position
     finger = block.joints[7]
-    assert [i.name for i in finger.command_interfaces] == ["position"]
-    assert [i.name for i in finger.state_interfaces] == ["position", "velocity"]
+    # effort: the gripper action controller's force-limited loop (doc/controllers/gripper_action.md)
+    assert [i.name for i in finger.command_interfaces] == ["position", "effort"]
+    assert [i.name for i in finger.state_interfaces] == ["position", "velocity", "effort"]
 
 
 def test_rc_arm_rbc_tags(rc_arm):

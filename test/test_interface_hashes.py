@@ -19,7 +19,10 @@ import pytest
 
 UPSTREAM_RIHS01 = {
     "control_msgs/action/FollowJointTrajectory": "RIHS01_ff29901b2693f5deb847e96084a1c2cdb26e70b7c847be21859b70a55fb29cf0",
+    "control_msgs/action/GripperCommand": "RIHS01_e17c0e644eccf14bea84a0a93e0977182872c2eb7873ca6694900059b46dbc84",
+    "control_msgs/action/ParallelGripperCommand": "RIHS01_adfd3c1ebe8abc38ebcc0e454b6423d291d4010dd5697d14eca5b9be4726ae18",
     "control_msgs/msg/DynamicJointState": "RIHS01_18024c98a62697680f581108eeed40b28fb4542fa0ac5a8e36f56c62b6813d26",
+    "control_msgs/msg/GripperCommand": "RIHS01_57eb8f326c9889ca8bb34ead82cc94cc09bf6bc5c3b6c09546dca3a00b589890",
     "control_msgs/msg/InterfaceValue": "RIHS01_74a12144ef6b7af67533195cb30f7f607d3301b66950208a72d280695f3e190c",
     "control_msgs/msg/JointComponentTolerance": "RIHS01_739ea7566931944d33830fa10f1bf5e7a7fbdc3172bce7a7eaac642bd6e3ffa4",
     "control_msgs/msg/JointTolerance": "RIHS01_c254f9cece0f3b733017b6990fd46d1326e25242d6b8844398c97d9a88e7d648",

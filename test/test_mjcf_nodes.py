@@ -128,3 +128,61 @@ def test_ball_joint_robot_in_the_simulator_is_three_commandable_hinges(ros, proc
         return client.positions()["wrist:z"] > start + 0.2
 
     wait_for(turned, 60, "wrist:z turned by its effort command", poll=0.1)
+
+
+def test_mjcf_scene_file_with_its_free_box_through_simulator_and_controller_manager(ros, processes):
+    """A scene written as one MJCF file (pendulum robot + free crate + camera + floor): the simulator runs it as
+    written; the crate, scenery of the robot's own file, is an object like those of a world file (falls onto the
+    file's floor, ~/object_states, /tf, ~/set_object_state); the controller manager drives the pendulum's motor."""
+    import math
+
+    from geometry_msgs.msg import Pose
+    from robot_core_interfaces.msg import ObjectStates
+    from robot_core_interfaces.srv import SetObjectState
+    from ros_harness import wait_future
+    from std_msgs.msg import Float64MultiArray
+
+    scene = DATA / "scene_box_camera.xml"
+    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"urdf_path:={scene}")
+    processes.append(sim)
+    sim.wait_for_output("simulator ready", timeout=60)
+    assert "objects crate" in sim.output(), sim.output()[-2000:]
+    client = SimClient(ros, "mjcf_scene_client")
+    node = client.node
+    objects: list = []
+    node.create_subscription(ObjectStates, "/simulator/object_states", objects.append, 10)
+
+    def crate_z() -> float | None:
+        crates = [o for o in objects[-1].objects if o.name == "crate"] if objects else []
+        return crates[0].pose.position.z if crates else None
+
+    # the crate starts at z = 0.5 and comes to rest on the file's floor, half its 0.1 m edge up
+    wait_for(lambda: crate_z() is not None and abs(crate_z() - 0.05) < 2e-3, 30, "the crate resting on the floor")
+    wait_for(lambda: ("world", "crate") in client.tf, 30, "world -> crate on /tf")
+    setter = node.create_client(SetObjectState, "/simulator/set_object_state")
+    assert setter.wait_for_service(timeout_sec=30)
+    req = SetObjectState.Request(name="crate", pose=Pose())
+    req.pose.position.x, req.pose.position.z, req.pose.orientation.w = -0.6, 0.3, 1.0
+    res = wait_future(setter.call_async(req), 30, "/simulator/set_object_state")
+    assert res.success, res.message
+    wait_for(lambda: objects and any(o.name == "crate" and abs(o.pose.position.x + 0.6) < 1e-3
+                                     and abs(o.pose.position.z - 0.05) < 2e-3 for o in objects[-1].objects),
+             30, "the crate moved to x = -0.6 and resting there")
+
+    # the pendulum (a <motor>, so an effort interface) swings when the effort controller pushes it
+    start_controller_manager(processes, yaml=DATA / "scene_controllers.yaml")
+    code, out = run_spawner("joint_state_broadcaster", "swing_effort_controller")
+    assert code == 0, out
+    assert CmClient(node).state("swing_effort_controller") == "active"
+    states = JointStateRecorder(node)
+    commands = node.create_publisher(Float64MultiArray, "/swing_effort_controller/commands", 10)
+    wait_for(lambda: commands.get_subscription_count() > 0, 30, "the controller's command subscription")
+
+    def swung() -> bool:
+        commands.publish(Float64MultiArray(data=[3.0]))  # 3 N m at the joint (gear 2): beyond the bob's ~2 N m
+        q = states.positions(["swing"])
+        return q is not None and abs(q[0]) > 0.5
+
+    wait_for(swung, 60, "the pendulum pushed past 0.5 rad by its motor", poll=0.1)
+    commands.publish(Float64MultiArray(data=[0.0]))
+    assert math.isfinite(states.positions(["swing"])[0])

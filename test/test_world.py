@@ -417,3 +417,25 @@ def test_objects_starting_inside_something_are_warned_about(rc_arm, tmp_path):
     assert any(t.startswith(f"{path}:2: object 'sunk' starts 30.0 mm inside 'the floor'") for t in texts)
     assert any(t.startswith(f"{path}:3: object 'in_arm' starts") and "inside 'link" in t for t in texts)
     assert not any("'fine'" in t for t in texts)
+
+
+def test_contact_model_reaches_mujoco_and_bad_values_name_file_and_line(rc_arm, tmp_path):
+    import mujoco
+
+    world = load_world(TABLE_TOP)
+    assert (world.contact.cone, world.contact.impratio) == ("elliptic", 10.0)
+    engine = PhysicsEngine(rc_arm, scene=scene_hook(world))
+    assert (engine.model.opt.cone, engine.model.opt.impratio) == (mujoco.mjtCone.mjCONE_ELLIPTIC, 10.0)
+    plain = PhysicsEngine(rc_arm, scene=scene_hook(load_world(write(tmp_path, "objects: []\n"))))
+    assert (plain.model.opt.cone, plain.model.opt.impratio) == (mujoco.mjtCone.mjCONE_PYRAMIDAL, 1.0)
+    for body, message in (("contact: {cone: round}\n", "contact: cone must be one of ['pyramidal', 'elliptic']"),
+                          ("contact: {impratio: 0}\n", "contact: impratio must be > 0, got 0.0"),
+                          ("contact: {impratio: .nan}\n", "contact: impratio must be finite"),
+                          ("contact: elliptic\n", "contact: must be a mapping")):
+        path = write(tmp_path, "floor: true\n" + body)
+        with pytest.raises(RobotModelError) as err:
+            load_world(path)
+        print(f"\n  [world] {err.value}")
+        assert message in str(err.value) and str(err.value).startswith(f"{path}:")
+    with pytest.warns(RobotModelWarning, match=r"world.yaml:3: contact: unknown key 'solref'"):
+        load_world(write(tmp_path, "floor: true\ncontact:\n  solref: [0.01, 1]\n"))

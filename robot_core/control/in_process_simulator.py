@@ -14,6 +14,9 @@ velocity reference (robot_core.control.acceleration). Only active (claimed or re
 interfaces with finite values are applied; a joint nobody commands keeps its
 last command, which after a release is the hold value.
 
+Sensors (``<sensor>`` of the block: force-torque, IMU, range, pose; robot_core.physics.sensors) are read from
+the engine's MuJoCo sensors into their state interfaces on every ``read``, like the joints.
+
 Hardware parameters: ``timestep`` (s, default 0.001), ``initial_positions`` are
 the URDF initial values.
 
@@ -83,6 +86,15 @@ class InProcessSimulatorComponent(HardwareComponent):
             if pairs:
                 src = np.asarray(address)[np.array([p[0] for p in pairs], dtype=np.intp)]
                 self._read_maps.append((buffer, src, np.array([p[1] for p in pairs], dtype=np.intp)))
+        sensor_index = {n: i for i, n in enumerate(eng.sensor_names)}
+        missing = [f"{s.name}/{i}" for s in self.info.sensors for i in s.state_names()
+                   if f"{s.name}/{i}" not in sensor_index]
+        if missing:
+            raise ControlError(f"hardware component '{self.name}': sensor state interface '{missing[0]}' is not "
+                               f"simulated (the simulator's sensors: {', '.join(eng.sensor_names) or 'none'})")
+        pairs = [(sensor_index[n], s_index[n]) for n in s_index if n in sensor_index]
+        self._sensor_src = np.array([p[0] for p in pairs], dtype=np.intp)
+        self._sensor_dst = np.array([p[1] for p in pairs], dtype=np.intp)
         c_index = {n: i for i, n in enumerate(self.command_names)}
         self._cmd_joints = [j.name for j in joints if j.command_interfaces]
         # (n_cmd_joints, 3) command index per field, -1 where the joint lacks that interface
@@ -103,6 +115,8 @@ class InProcessSimulatorComponent(HardwareComponent):
         states = self.states
         for buffer, src, dst in self._read_maps:
             states[dst] = buffer[src]
+        if len(self._sensor_dst):
+            states[self._sensor_dst] = self.engine.sensor_values()[self._sensor_src]
 
     def _apply_commands(self) -> None:
         if not len(self._cmd_idx):

@@ -127,3 +127,53 @@ class ActivityData:
     controllers: list[tuple[str, State]]
     hardware_components: list[tuple[str, State]]
     stamp: float = 0.0
+
+
+@dataclass
+class WrenchData:
+    """geometry_msgs/WrenchStamped: force and torque (x, y, z each) in ``frame_id``."""
+
+    frame_id: str
+    force: list[float]
+    torque: list[float]
+    stamp: float = 0.0
+
+
+@dataclass
+class ImuData:
+    """sensor_msgs/Imu: orientation (x, y, z, w), rates, accelerations and their 3x3 covariances (row-major)."""
+
+    frame_id: str
+    orientation: list[float]
+    angular_velocity: list[float]
+    linear_acceleration: list[float]
+    orientation_covariance: list[float]
+    angular_velocity_covariance: list[float]
+    linear_acceleration_covariance: list[float]
+    stamp: float = 0.0
+
+
+@dataclass
+class RangeData:
+    """sensor_msgs/Range."""
+
+    frame_id: str
+    radiation_type: int
+    field_of_view: float
+    min_range: float
+    max_range: float
+    range: float
+    variance: float
+    stamp: float = 0.0
+
+
+@dataclass
+class PoseData:
+    """geometry_msgs/PoseStamped: position (x, y, z) and orientation (x, y, z, w) in ``frame_id``;
+    ``child_frame_id`` names the frame when the pose also goes out as a transform."""
+
+    frame_id: str
+    position: list[float]
+    orientation: list[float]
+    child_frame_id: str = ""
+    stamp: float = 0.0

@@ -34,6 +34,13 @@ _BUILTIN: dict[str, str] = {
     "robot_core/GravityCompensationController":
         "robot_core.control.controllers.gravity_compensation:GravityCompensationController",
     "robot_core/ComputedTorqueController": "robot_core.control.controllers.computed_torque:ComputedTorqueController",
+    "force_torque_sensor_broadcaster/ForceTorqueSensorBroadcaster":
+        "robot_core.control.controllers.force_torque_sensor_broadcaster:ForceTorqueSensorBroadcaster",
+    "imu_sensor_broadcaster/IMUSensorBroadcaster":
+        "robot_core.control.controllers.imu_sensor_broadcaster:IMUSensorBroadcaster",
+    "range_sensor_broadcaster/RangeSensorBroadcaster":
+        "robot_core.control.controllers.range_sensor_broadcaster:RangeSensorBroadcaster",
+    "pose_broadcaster/PoseBroadcaster": "robot_core.control.controllers.pose_broadcaster:PoseBroadcaster",
 }
 
 

@@ -38,6 +38,11 @@ Behaviour (upstream's, plus a staleness check):
   watch starts with the first state message (and again at each activation), so
   a robot that comes up late is not a failure; a paused simulator keeps
   repeating its states, so it is not one either.
+* Sensors (``<sensor>`` of the block): their state interfaces come from ``sensor_states_topic`` (default
+  ``/robot_sensor_states``, control_msgs/DynamicJointState whose ``joint_names`` are sensor names, see
+  doc/topic_protocol.md), handed to :meth:`TopicBasedComponent.on_sensor_state`. The stream is watched like the
+  joint states, on wall time from its first message: silent for ``sensor_timeout`` (default: ``state_timeout``)
+  the component fails, and it recovers when both streams flow again.
 * ``use_transmissions: true``: the wire speaks actuator names and actuator
   units; URDF ``<transmission>`` reductions convert both ways.
 * ``acceleration`` command interfaces: sent as velocity references integrated
@@ -77,6 +82,8 @@ class TopicBasedComponent(HardwareComponent):
         self.use_initial_states_as_initial_commands = info.bool_param("use_initial_states_as_initial_commands", False)
         self.state_timeout = info.float_param("state_timeout", 1.0)
         self.use_transmissions = info.bool_param("use_transmissions", False)
+        self.sensor_states_topic = info.param("sensor_states_topic", "/robot_sensor_states")
+        self.sensor_timeout = info.float_param("sensor_timeout", self.state_timeout)
         # The node sets this to a function that publishes the command message.
         self.command_sink: Callable[[JointStateData], None] | None = None
         self.last_command: JointStateData | None = None
@@ -88,6 +95,9 @@ class TopicBasedComponent(HardwareComponent):
         self.monotonic = _time.monotonic  # the wall clock staleness is judged on (a fake one in tests)
         self._last_rx_mono: float | None = None  # self.monotonic() of the last state message taken
         self._rx_stamp = 0.0  # header stamp of that message
+        self._last_sensor_mono: float | None = None  # self.monotonic() of the last sensor message taken
+        self._sensor_index: dict[str, int] = {}  # "<sensor>/<interface>" -> state index, set in on_bind
+        self._sensor_news = False
         self._ready_to_send = not self.use_initial_states_as_initial_commands
 
     # --- set-up --------------------------------------------------------------
@@ -126,6 +136,10 @@ class TopicBasedComponent(HardwareComponent):
         keep = self._s_pos[pos_js] >= 0
         self._thr_state = self._s_pos[pos_js][keep]
         self._thr_cmd = pos_cs[keep]
+        # sensor values: "<sensor>/<interface>" -> state index; pending values (NaN: nothing new)
+        self._sensor_index = {f"{sn.name}/{i}": s_names[f"{sn.name}/{i}"] for sn in self.info.sensors
+                              for i in sn.state_names()}
+        self._sensor_pend = np.full(len(self.states), np.nan)
         # mimic joints (per-joint params, as in topic_based_ros2_control)
         names = [j.name for j in joints]
         self._mimic: list[tuple[int, int, float]] = []
@@ -164,6 +178,30 @@ class TopicBasedComponent(HardwareComponent):
                 self._last_rx_mono = self.monotonic()
         return matched
 
+    @property
+    def has_sensors(self) -> bool:
+        """Whether the block declares sensors (known before the interfaces are bound, when the node bridges)."""
+        return any(s.state_interfaces for s in self.info.sensors)
+
+    def on_sensor_state(self, names: Sequence[str], interface_names: Sequence[Sequence[str]],
+                        values: Sequence[Sequence[float]], stamp: float = 0.0) -> int:
+        """Store an incoming sensor message (DynamicJointState layout; thread-safe); returns how many of our
+        sensor values it matched. Non-finite values are kept (a range finder seeing nothing reads +inf)."""
+        matched = 0
+        index = self._sensor_index
+        with self._lock:
+            pend = self._sensor_pend
+            for name, ifaces, vals in zip(names, interface_names, values, strict=False):
+                for iface, value in zip(ifaces, vals, strict=False):
+                    k = index.get(f"{name}/{iface}")
+                    if k is not None:
+                        pend[k] = value
+                        matched += 1
+            if matched:
+                self._sensor_news = True
+                self._last_sensor_mono = self.monotonic()
+        return matched
+
     # --- cyclic ------------------------------------------------------------------
     def read(self, time: float, period: float) -> None:
         with self._lock:
@@ -172,6 +210,14 @@ class TopicBasedComponent(HardwareComponent):
                 pend = self._pend.copy()
                 self._pend.fill(np.nan)
                 self._has_news = False
+            sensor_news = self._sensor_news
+            if sensor_news:
+                sensor_pend = self._sensor_pend.copy()
+                self._sensor_pend.fill(np.nan)
+                self._sensor_news = False
+        if sensor_news:
+            taken = ~np.isnan(sensor_pend)
+            self.states[taken] = sensor_pend[taken]
         if news:
             self._apply_states(pend)
             self.state_stamp = self._rx_stamp
@@ -179,18 +225,30 @@ class TopicBasedComponent(HardwareComponent):
                 self._got_first_state = True
                 if not self._ready_to_send:
                     self._init_commands_from_states()
-            if self.is_failed:
-                self.recover()
-        elif self.state_timeout > 0.0 and self._last_rx_mono is not None:
+        if (news or sensor_news) and self.is_failed and not self.stale_reason():
+            self.recover()
+        if not news or (self.has_sensors and not sensor_news):
             self.check_stale()
 
-    def check_stale(self) -> None:
+    def stale_reason(self) -> str:
+        """Why the robot counts as silent ("" if it does not): a watched stream quiet for longer than its
+        timeout, on wall time."""
+        now = self.monotonic()
         last = self._last_rx_mono
-        if self.state_timeout > 0.0 and last is not None and not self._failed:
-            silent = self.monotonic() - last
-            if silent > self.state_timeout:
-                self.fail(f"no joint states on '{self.joint_states_topic}' for {silent:.3f} s of wall time "
-                          f"(state_timeout {self.state_timeout} s)")
+        if self.state_timeout > 0.0 and last is not None and now - last > self.state_timeout:
+            return (f"no joint states on '{self.joint_states_topic}' for {now - last:.3f} s of wall time "
+                    f"(state_timeout {self.state_timeout} s)")
+        last = self._last_sensor_mono
+        if self.sensor_timeout > 0.0 and last is not None and now - last > self.sensor_timeout:
+            return (f"no sensor states on '{self.sensor_states_topic}' for {now - last:.3f} s of wall time "
+                    f"(sensor_timeout {self.sensor_timeout} s)")
+        return ""
+
+    def check_stale(self) -> None:
+        if not self._failed:
+            reason = self.stale_reason()
+            if reason:
+                self.fail(reason)
 
     def _apply_states(self, pend: np.ndarray) -> None:
         states = self.states
@@ -317,3 +375,4 @@ class TopicBasedComponent(HardwareComponent):
     def on_activate(self) -> None:
         # Staleness is armed by the next state; an old timestamp must not fail a fresh activation.
         self._last_rx_mono = None
+        self._last_sensor_mono = None

@@ -155,6 +155,7 @@ class SerialKinematicChain:
         self._tip_offset = None if tip.offset_is_identity else tip.offset
         self._offsets = [None if f.offset_is_identity else f.offset for f in frames]
         self._jac = np.zeros((6, m.nv))
+        self._jacdot = np.zeros((6, m.nv))
         self._jacp = self._jac[:3]
         self._jacr = self._jac[3:]
         self._rne = np.zeros(m.nv)
@@ -182,6 +183,10 @@ class SerialKinematicChain:
             raise ValueError(f"chain {self.base_link}->{self.tip_link}: {what} must have shape ({self.n},) "
                              f"for joints {self.joint_names}, got {q.shape}")
         return q
+
+    def check_q(self, q, what: str = "q") -> np.ndarray:
+        """``q`` as a float array of the chain's length; ValueError naming the chain, its joints and ``what``."""
+        return self._check_q(q, what)
 
     def clamp(self, q) -> np.ndarray:
         """q clipped into the joint limits (continuous joints untouched)."""
@@ -398,6 +403,40 @@ class SerialKinematicChain:
                 f, t = self._r_wb @ f, self._r_wb @ t
             out += jac[:3].T @ f + jac[3:].T @ t
         return out
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """Gravity's acceleration in the base frame (m/s^2)."""
+        return self._r_wb.T @ np.asarray(self._m.opt.gravity, dtype=float)
+
+    def tip_acceleration(self, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(linear acceleration of the tip origin, angular velocity, angular acceleration) in the base frame.
+
+        J qdd + Jdot qd with MuJoCo's Jacobian time derivative: the classical acceleration of the origin, what a
+        point mass held at it feels (a payload's inertial force).
+        """
+        q = self._check_q(q)
+        qd = self._check_q(qd, "qd")
+        qdd = self._check_q(qdd, "qdd")
+        m, d = self._m, self._d
+        self._qpos[self._qadr] = q
+        self._qvel[:] = 0.0
+        self._qvel[self._dadr] = qd
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_comVel(m, d)
+        p = self._tip_world()[0] if self._tip_offset is not None else self._xpos[self._tip_body]
+        mujoco.mj_jac(m, d, self._jacp, self._jacr, p, self._tip_body)
+        mujoco.mj_jacDot(m, d, self._jacdot[:3], self._jacdot[3:], p, self._tip_body)
+        jac = self._jac[:, self._dadr]
+        jdot = self._jacdot[:, self._dadr]
+        lin = jac[:3] @ qdd + jdot[:3] @ qd
+        omega = jac[3:] @ qd
+        alpha = jac[3:] @ qdd + jdot[3:] @ qd
+        if self._base_is_world:
+            return lin, omega, alpha
+        rt = self._r_wb.T
+        return rt @ lin, rt @ omega, rt @ alpha
 
     def gravity_torques(self, q) -> np.ndarray:
         """Torques that hold the chain still against gravity at q (held joints included as loads)."""

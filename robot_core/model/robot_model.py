@@ -315,6 +315,7 @@ class Ros2ControlSensor:
     state_interfaces: list[Ros2ControlInterface] = field(default_factory=list)
     params: dict[str, str] = field(default_factory=dict)
     command_interfaces: list[Ros2ControlInterface] = field(default_factory=list)
+    source: SourceRef = field(default_factory=SourceRef)
 
 
 @dataclass

@@ -532,7 +532,8 @@ class _UrdfReader:
                 sw = f"{where} {tag} '{sname}'"
                 target.append(Ros2ControlSensor(
                     sname, [self.interface(i, sw) for i in s.findall("state_interface")], self.params(s),
-                    command_interfaces=[self.interface(i, sw) for i in s.findall("command_interface")]))
+                    command_interfaces=[self.interface(i, sw) for i in s.findall("command_interface")],
+                    source=self.ref(s, f"<{tag} name='{sname}'>")))
         return block
 
     def interface(self, el: ET.Element, where: str) -> Ros2ControlInterface:

@@ -33,6 +33,8 @@ SIMULATOR_PARAMS: tuple[P, ...] = (
     P("status_rate", "double", 10.0, "~/status rate (wall time); also the rate at which clock, states and tf "
       "are repeated while paused", minimum=0.0, exclusive_min=True, unit="Hz"),
     P("joint_states_topic", "string", "/robot_joint_states", "joint states out (upstream topic_based default)"),
+    P("sensor_states_topic", "string", "/robot_sensor_states", "the ros2_control sensors' values out "
+      "(control_msgs/DynamicJointState, with the joint states; only for a robot with sensors)"),
     P("joint_commands_topic", "string", "/robot_joint_commands", "joint commands in (upstream topic_based "
       "default)"),
     P("start_paused", "bool", False, "start paused (~/resume or ~/step to run)"),

@@ -77,13 +77,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from robot_core.control.messages import DynamicJointStateData, InterfaceValueData
 from robot_core.model import RobotModel, RobotModelError, load_robot
 from robot_core.nodes.node_params import SIMULATOR_PARAMS
 from robot_core.physics.camera import with_cameras
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
 from robot_core.physics.link_transforms import LinkTransforms
-from robot_core.physics.mjcf_world import load_mjcf_world
+from robot_core.physics.mjcf_world import load_mjcf_world, with_robot_file_objects
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
 from robot_core.physics.world import (
     Pose,
@@ -96,7 +97,7 @@ from robot_core.physics.world import (
     make_object,
     scene_hook,
 )
-from robot_core.ros.message_templates import retrying, stamped_template
+from robot_core.ros.message_templates import DynamicJointStateBytes, retrying, stamped_template
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
 from robot_core.ros.serialized_template import SerializedTemplate, sentinels
 from robot_core.ros.sim_sensors import SimSensors
@@ -184,6 +185,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self.ready = threading.Event()
 
         self._js_pub = self.create_publisher(JointState, p["joint_states_topic"], STATE_QOS)
+        self._sensor_pub = None  # created at start for a robot with ros2_control sensors
         self._clock_pub = self.create_publisher(ClockMsg, "/clock", CLOCK_QOS)
         self._tf_pub = self.create_publisher(_tf_message_type(), "/tf", TF_QOS) if p["publish_tf"] else None
         self._tf_static_pub = (self.create_publisher(_tf_message_type(), "/tf_static", LATCHED_QOS)
@@ -309,7 +311,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
                                    scene=with_cameras(scene_hook(world, robot.root_link, base, floor=p["floor"]),
                                                       robot.sensors if p["cameras"] else []),
                                    initial_base_pose=None if engine_fixed(robot, p) else base)
-            self._world = WorldSim(engine, world, keyframes)
+            self._world = WorldSim(engine, with_robot_file_objects(world, engine), keyframes)
         for w in caught:
             self._log.warning(str(w.message))
         self.robot, self.engine = robot, engine
@@ -333,6 +335,18 @@ class SimulatorNode(ReadOnlyReasons, Node):
         # Streamed messages are serialized once and then only their numbers are rewritten (see
         # serialized_template); _set_stamp writes the stamp of all of them (simulation thread only).
         self._js_tpl = _joint_state_template(engine.joint_names)
+        self._sensor_layout: list[tuple[str, list[str]]] = []
+        if engine.sensor_names:
+            from control_msgs.msg import DynamicJointState
+
+            for name in engine.sensor_names:
+                sensor, _, iface = name.rpartition("/")
+                if not self._sensor_layout or self._sensor_layout[-1][0] != sensor:
+                    self._sensor_layout.append((sensor, []))
+                self._sensor_layout[-1][1].append(iface)
+            self._sensor_bytes = DynamicJointStateBytes()
+            if self._sensor_pub is None:
+                self._sensor_pub = self.create_publisher(DynamicJointState, p["sensor_states_topic"], STATE_QOS)
         self._clock_tpl = _clock_template()
         self._stamp_sec, self._stamp_nanosec = 0, 0
         if p["publish_tf"]:
@@ -584,6 +598,19 @@ class SimulatorNode(ReadOnlyReasons, Node):
         tpl.set("velocity", engine.velocities())
         tpl.set("effort", engine.efforts())
         self._js_pub.publish(tpl.tobytes())
+        if self._sensor_pub is not None:
+            self._publish_sensor_states()
+
+    def _publish_sensor_states(self) -> None:
+        """The sensors' values with the joint states, same stamp (doc/topic_protocol.md)."""
+        values = self.engine.sensor_values().tolist()
+        groups, start = [], 0
+        for _, ifaces in self._sensor_layout:
+            groups.append(InterfaceValueData(ifaces, values[start:start + len(ifaces)]))
+            start += len(ifaces)
+        stamp = self._stamp_sec + self._stamp_nanosec * 1e-9
+        data = DynamicJointStateData([name for name, _ in self._sensor_layout], groups, stamp)
+        self._sensor_pub.publish(self._sensor_bytes(data))
 
     def _publish_tf(self) -> None:
         tfs, engine, tpl = self._transforms, self.engine, self._tf_tpl

@@ -52,6 +52,7 @@ from robot_core.physics.actuation import (
 from robot_core.physics.builder import BuiltModel, PreparedSpec, compile_spec, index_model, prepare_spec
 from robot_core.physics.gil_step import GilHoldingStep
 from robot_core.physics.mjcf_spec import mjcf_gains
+from robot_core.physics.sensors import SensorReadout, add_sensors, robot_sensors
 from robot_core.physics.servo_gains import description_gains
 from robot_core.text import clip
 
@@ -166,6 +167,7 @@ class PhysicsEngine:
             robot_core.physics.gil_step): for a real-time loop thread that other threads must not preempt.
         max_wrench_force, max_wrench_torque: largest external force (N) / torque (N m) :meth:`apply_wrench`
             accepts (default: WRENCH_WEIGHT_FACTOR x the robot's weight, at least MIN_WRENCH).
+        sensor_seed: seed of the sensors' noise (robot_core.physics.sensors), None: a fresh one.
 
     Commands are clamped to the joint's limits (position range, velocity and effort limits); a command more
     than ABSURD_FACTOR x beyond a limit (ABSURD_UNLIMITED where there is none) raises CommandError.
@@ -192,6 +194,7 @@ class PhysicsEngine:
         hold_gil: bool = False,
         max_wrench_force: float | None = None,
         max_wrench_torque: float | None = None,
+        sensor_seed: int | None = None,
     ):
         if not (math.isfinite(timestep) and timestep > 0):
             raise ValueError(f"timestep must be a positive number of seconds, got {timestep!r}")
@@ -213,12 +216,16 @@ class PhysicsEngine:
         spec.option.integrator = INTEGRATORS[integrator]
         if scene is not None:
             scene(spec)
+        # the robot's ros2_control sensors (robot_core.physics.sensors); checked before anything is compiled
+        self.sensors = SensorReadout(robot_sensors(robot), seed=sensor_seed)
+        add_sensors(spec, self.sensors.sensors, prepared.link_frames)
         self.limits: list[JointActuatorLimits] = joint_actuator_limits(robot, self.actuated_joint_names)
         add_actuators(spec, self.limits, robot, gravity_compensation=gravity_compensation)
         model = self._compile(spec, prepared)
         self.built: BuiltModel = index_model(robot, spec, model, fixed_base=self.fixed_base, prepared=prepared)
         self._model = model
         self._data = mujoco.MjData(model)
+        self.sensors.bind(model)
 
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
         self._act_index = {n: i for i, n in enumerate(self.actuated_joint_names)}
@@ -247,6 +254,7 @@ class PhysicsEngine:
                 self.built = index_model(robot, spec, model, fixed_base=self.fixed_base, prepared=prepared)
                 self._model = model
                 self._data = mujoco.MjData(model)
+                self.sensors.bind(model)
         # Gains tuned at the initial pose.
         tuning = servo_tuning or ServoTuning()
         self._data.qpos[:] = self._initial_qpos(self._initial)
@@ -516,6 +524,15 @@ class PhysicsEngine:
         d = self._data
         return (d.qpos, self._qpos), (d.qvel, self._dof), (d.qfrc_actuator, self._dof)
 
+    def sensor_values(self) -> np.ndarray:
+        """The ros2_control sensors' values, in :attr:`sensor_names` order (a reused buffer: copy to keep)."""
+        return self.sensors.read(self._data)
+
+    @property
+    def sensor_names(self) -> list[str]:
+        """``<sensor>/<interface>`` of every simulated ros2_control sensor value."""
+        return self.sensors.names
+
     def efforts(self) -> np.ndarray:
         """Joint-side actuator effort: what the motor applies through its reduction (servo, feed-forwards and
         gravity compensation, after the effort limit). A mimic joint shows its share of the compensation."""
@@ -722,6 +739,7 @@ class PhysicsEngine:
         self.built = index_model(self.robot, spec, model, fixed_base=self.fixed_base,
                                  skipped_meshes=self.built.skipped_meshes, adjusted_links=self.built.adjusted_links)
         self._model, self._data = model, data
+        self.sensors.bind(model)
         self._gil_step = None
         self._qpos, self._dof = self._addresses(self.joint_names)
         self._act_qpos, self._act_dof = self._addresses(self.actuated_joint_names)

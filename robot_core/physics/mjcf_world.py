@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
 
 from robot_core.model.robot_model import RobotModelError, RobotModelWarning, SourceRef
 from robot_core.physics.world import RESERVED_NAMES, SHAPE_ATTACHED, Pose, World, WorldObject
+
+if TYPE_CHECKING:
+    from robot_core.physics.engine import PhysicsEngine
 
 FRAME = "world_file"
 _LINE = re.compile(r"[Ll]ine(?: number)?[ =](\d+)")
@@ -107,3 +112,33 @@ def attach_mjcf(spec: mujoco.MjSpec, path: Path) -> None:
 def _text(value: object) -> str:
     arr = np.asarray(value)
     return " ".join(f"{v:g}" for v in arr.reshape(-1)) if arr.dtype.kind in "fiu" else str(value)
+
+
+def with_robot_file_objects(world: World | None, engine: PhysicsEngine) -> World | None:
+    """``world`` plus the scenery an MJCF robot file carries itself (``RobotModel.mjcf.world_bodies``, simulated as
+    written): its named top-level bodies with a free joint are free objects, those without joints fixed ones, as
+    in an MJCF world file, so a scene written as one file (mujoco_menagerie's ``scene.xml``) shows its objects on
+    /tf and ``~/object_states`` and takes ``~/set_object_state`` too. The engine's compiled model gives their
+    initial poses."""
+    mjcf = engine.robot.mjcf
+    if mjcf is None or not mjcf.world_bodies:
+        return world
+    m = engine.model
+    where = mjcf.path or "<robot description>"
+    taken = {o.name for o in world.objects} if world is not None else set()
+    found = []
+    for name in mjcf.world_bodies:
+        b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
+        if b <= 0 or int(m.body_parentid[b]) != 0 or name in RESERVED_NAMES or name in taken:
+            continue
+        first, count = int(m.body_jntadr[b]), int(m.body_jntnum[b])
+        kinds = [int(m.jnt_type[j]) for j in range(first, first + count)]
+        if kinds and kinds != [int(mujoco.mjtJoint.mjJNT_FREE)]:
+            continue  # articulated scenery (a door): simulated, not an object
+        pose = Pose(tuple(float(v) for v in m.body_pos[b]), tuple(float(v) for v in m.body_quat[b]))
+        found.append(WorldObject(name, SHAPE_ATTACHED, (), pose, fixed=not kinds, where=where))
+    if not found:
+        return world
+    if world is None:
+        return World(where, floor=False, objects=tuple(found))
+    return replace(world, objects=world.objects + tuple(found))

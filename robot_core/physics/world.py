@@ -41,7 +41,9 @@ DEFAULT_DENSITY = 1000.0  # kg/m^3, water: MuJoCo's default too
 OVERLAP_TOLERANCE = 1e-3  # m: objects starting deeper inside something are warned about
 QUAT_TOLERANCE = 1e-6  # a service's quaternion must be unit within this; a file's is normalised with a warning
 MAX_EXTENT = 1e4  # m; sizes and positions beyond are refused (MuJoCo loses all precision there)
-WORLD_KEYS = ("floor", "objects", "keyframes")
+WORLD_KEYS = ("floor", "contact", "objects", "keyframes")
+CONTACT_KEYS = ("cone", "impratio")
+CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 OBJECT_KEYS = ("name", "shape", "size", "mesh", "pose", "mass", "density", "color", "fixed", "friction")
 KEYFRAME_KEYS = ("joints", "objects")
 RESERVED_NAMES = ("world", "floor")
@@ -106,6 +108,44 @@ class Keyframe:
 
 
 @dataclass(frozen=True)
+class ContactModel:
+    """MuJoCo's friction cone and frictional-to-normal impedance ratio (``option cone``, ``impratio``).
+
+    MuJoCo's defaults (pyramidal, 1) let an object squeezed between two fingers creep out of the grip at a few mm/s
+    whatever the squeeze; an elliptic cone with impratio about 10, as MuJoCo's documentation advises for
+    manipulation, holds it. A world meant for grasping sets them."""
+
+    cone: str = "pyramidal"
+    impratio: float = 1.0
+
+    def apply(self, spec: mujoco.MjSpec) -> None:
+        spec.option.cone = CONES[self.cone]
+        spec.option.impratio = self.impratio
+
+
+def parse_contact(raw: Any, source: str, line: int | None) -> ContactModel | None:
+    """The ``contact:`` mapping of a world file (None: MuJoCo's defaults)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise RobotModelError(f"must be a mapping (cone, impratio), got {clip(repr(raw))}",
+                              SourceRef(source, line, "contact"))
+    line = _line(raw) or line
+    _warn_unknown(raw, CONTACT_KEYS, source, "contact")
+    cone = raw.get("cone", "pyramidal")
+    if cone not in CONES:
+        raise RobotModelError(f"cone must be one of {list(CONES)}, got {clip(repr(cone))}",
+                              SourceRef(source, line, "contact"))
+    try:
+        impratio = _number(raw.get("impratio", 1.0), "impratio")
+    except WorldError as exc:
+        raise RobotModelError(str(exc), SourceRef(source, line, "contact")) from None
+    if not impratio > 0.0:
+        raise RobotModelError(f"impratio must be > 0, got {impratio}", SourceRef(source, line, "contact"))
+    return ContactModel(cone, impratio)
+
+
+@dataclass(frozen=True)
 class World:
     """A parsed world file: a floor plane at z = 0 (or none), objects, keyframes.
 
@@ -117,6 +157,7 @@ class World:
     objects: tuple[WorldObject, ...] = ()
     keyframes: Mapping[str, Keyframe] = field(default_factory=dict)
     attach: Callable[[mujoco.MjSpec], None] | None = None
+    contact: ContactModel | None = None
 
 
 @dataclass(frozen=True)
@@ -358,6 +399,7 @@ def load_world(path: str | Path) -> World:
         seen[obj.name] = obj.where
         objects.append(obj)
     keyframes = parse_keyframes(data.get("keyframes"), source, _line(data))
+    contact = parse_contact(data.get("contact"), source, _line(data))
     names = {o.name for o in objects}
     for kf in keyframes.values():
         unknown = sorted(set(kf.objects) - names)
@@ -365,7 +407,7 @@ def load_world(path: str | Path) -> World:
             raise RobotModelError(f"keyframe '{kf.name}' names object(s) {unknown} the world does not have "
                                   f"(objects: {sorted(names)})", SourceRef(source, None, f"keyframe '{kf.name}'")
                                   if not kf.where else _ref(kf.where, f"keyframe '{kf.name}'"))
-    return World(source, floor, tuple(objects), keyframes)
+    return World(source, floor, tuple(objects), keyframes, contact=contact)
 
 
 def _unlabelled(exc: Exception, element: str) -> str:
@@ -531,6 +573,8 @@ def scene_hook(world: World | None, root_link: str | None = None,
             return
         if world.floor or floor:
             add_floor(spec)
+        if world.contact is not None:
+            world.contact.apply(spec)
         if world.attach is not None:
             world.attach(spec)
         names = {b.name for b in spec.bodies}

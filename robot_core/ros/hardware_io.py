@@ -89,12 +89,31 @@ class HardwareIo:
         pub = self.node.create_publisher(JointState, component.joint_commands_topic,
                                          QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
 
+        if component.has_sensors:
+            self._bridge_sensors(component, qos)
         to_bytes = JointStateBytes()  # serialized once per layout, then only numbers written (message_templates)
 
         def send(data: JointStateData) -> None:
             pub.publish(to_bytes(data))
 
         component.command_sink = send
+
+    def _bridge_sensors(self, component: TopicBasedComponent, qos: Any) -> None:
+        """The sensors' values (control_msgs/DynamicJointState on ``sensor_states_topic``), polled like the joint
+        states (doc/topic_protocol.md)."""
+        from control_msgs.msg import DynamicJointState
+
+        def on_sensors(msg: Any) -> None:
+            component.on_sensor_state(msg.joint_names, [v.interface_names for v in msg.interface_values],
+                                      [v.values for v in msg.interface_values],
+                                      conv.time_to_seconds(msg.header.stamp))
+
+        sub = self.poll_node.create_subscription(DynamicJointState, component.sensor_states_topic, on_sensors, qos)
+        if hasattr(sub, "handle") and hasattr(sub.handle, "take_message"):
+            self._polled.append((sub, on_sensors))
+        else:
+            self.poll_node.destroy_subscription(sub)
+            self.node.create_subscription(DynamicJointState, component.sensor_states_topic, on_sensors, qos)
 
     def poll(self) -> int:
         """Take every queued joint-state message (called by the control loop before reading the hardware)."""

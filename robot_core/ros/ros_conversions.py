@@ -21,8 +21,12 @@ from robot_core.control.messages import (
     DynamicJointStateData,
     HardwareComponentStateData,
     HardwareInterfaceData,
+    ImuData,
     JointStateData,
     MultiDofStateData,
+    PoseData,
+    RangeData,
+    WrenchData,
 )
 
 
@@ -153,3 +157,78 @@ def activity(data: ActivityData) -> Any:
     msg.hardware_components = [NamedLifecycleState(name=n, state=lifecycle_state(s))
                                for n, s in data.hardware_components]
     return msg
+
+
+def _xyz(target: Any, values: Sequence[float]) -> None:
+    target.x, target.y, target.z = (float(v) for v in values[:3])
+
+
+def _xyzw(target: Any, values: Sequence[float]) -> None:
+    target.x, target.y, target.z, target.w = (float(v) for v in values[:4])
+
+
+def wrench_stamped(data: WrenchData) -> Any:
+    from geometry_msgs.msg import WrenchStamped
+
+    msg = WrenchStamped()
+    msg.header.stamp = to_time(data.stamp)
+    msg.header.frame_id = data.frame_id
+    _xyz(msg.wrench.force, data.force)
+    _xyz(msg.wrench.torque, data.torque)
+    return msg
+
+
+def imu(data: ImuData) -> Any:
+    from sensor_msgs.msg import Imu
+
+    msg = Imu()
+    msg.header.stamp = to_time(data.stamp)
+    msg.header.frame_id = data.frame_id
+    _xyzw(msg.orientation, data.orientation)
+    _xyz(msg.angular_velocity, data.angular_velocity)
+    _xyz(msg.linear_acceleration, data.linear_acceleration)
+    msg.orientation_covariance = float_array(data.orientation_covariance)
+    msg.angular_velocity_covariance = float_array(data.angular_velocity_covariance)
+    msg.linear_acceleration_covariance = float_array(data.linear_acceleration_covariance)
+    return msg
+
+
+def range_msg(data: RangeData) -> Any:
+    from sensor_msgs.msg import Range
+
+    msg = Range()
+    msg.header.stamp = to_time(data.stamp)
+    msg.header.frame_id = data.frame_id
+    msg.radiation_type = int(data.radiation_type)
+    msg.field_of_view = float(data.field_of_view)
+    msg.min_range = float(data.min_range)
+    msg.max_range = float(data.max_range)
+    msg.range = float(data.range)
+    if hasattr(msg, "variance"):  # sensor_msgs of Jazzy and later
+        msg.variance = float(data.variance)
+    return msg
+
+
+def pose_stamped(data: PoseData) -> Any:
+    from geometry_msgs.msg import PoseStamped
+
+    msg = PoseStamped()
+    msg.header.stamp = to_time(data.stamp)
+    msg.header.frame_id = data.frame_id
+    _xyz(msg.pose.position, data.position)
+    _xyzw(msg.pose.orientation, data.orientation)
+    return msg
+
+
+def pose_transform(data: PoseData) -> Any:
+    """A TFMessage with the pose as the transform frame_id -> child_frame_id."""
+    from geometry_msgs.msg import TransformStamped
+    from tf2_msgs.msg import TFMessage
+
+    tf = TransformStamped()
+    tf.header.stamp = to_time(data.stamp)
+    tf.header.frame_id = data.frame_id
+    tf.child_frame_id = data.child_frame_id
+    _xyz(tf.transform.translation, data.position)
+    _xyzw(tf.transform.rotation, data.orientation)
+    return TFMessage(transforms=[tf])

@@ -16,9 +16,12 @@ upstream's ``preempt_active_goal``); a cancel holds the current position.
 Beyond upstream: a goal position outside the joint's URDF range is rejected (upstream accepts it and the
 hardware clamps it, so such a goal can never report ``reached_goal``).
 
-Not done: ``max_effort`` is not enforced by the simulator below the joint's URDF effort limit (the position servo
-squeezes with up to that limit); the goal's and the parameter's value are reported and, with
-``max_effort_interface`` set (parallel type), written to that command interface, as upstream does.
+Force limit (``command_interface``): a position command leaves the squeeze to the hardware (the simulator's
+position servo pushes with up to the joint's URDF effort limit, whatever ``max_effort`` says), so where the joint
+has an ``effort`` command interface the controller instead closes its own position loop
+(``gains.p``, ``gains.d``) and commands ``clamp(p (goal - q) - d qd, +-max_effort)`` on it, as upstream's
+effort-based gripper controller does. The squeeze on a grasped object is then the goal's ``max_effort`` (or the
+parameter's), in topic and embedded mode alike, because it is the effort the simulator applies.
 """
 
 from __future__ import annotations
@@ -44,9 +47,18 @@ _COMMON = (
     P("stall_timeout", "double", 1.0, "not moving this long short of the goal = stalled", minimum=0.0, unit="s"),
 )
 
-_MAX_EFFORT = P("max_effort", "double", 10.0, "effort used when a goal gives none (reported, and written to "
-                "max_effort_interface when set; not enforced, see the page); position_controllers' type defaults "
+_MAX_EFFORT = P("max_effort", "double", 10.0, "effort limit used when a goal gives none (or <= 0): the most the "
+                "effort loop pushes with; 0 = the joint's URDF effort limit; position_controllers' type defaults "
                 "to 0", minimum=0.0, unit="N or N m")
+_FORCE_LOOP = (
+    P("command_interface", "string", "auto", "what the joint is commanded through: effort (own position loop, "
+      "effort clamped to max_effort), position (the hardware decides the force, max_effort not enforced), auto "
+      "= effort where the joint has an effort command interface", choices=("auto", "effort", "position")),
+    P("gains.p", "double", 100.0, "effort loop: effort per unit of position error", minimum=0.0,
+      unit="N/m or N m/rad"),
+    P("gains.d", "double", 5.0, "effort loop: effort per unit of velocity", minimum=0.0,
+      unit="N s/m or N m s/rad"),
+)
 
 
 class GoalStatus(enum.Enum):
@@ -84,7 +96,7 @@ class GripperActionController(Controller):
     """position_controllers/GripperActionController (control_msgs/action/GripperCommand)."""
 
     type_name = "position_controllers/GripperActionController"
-    PARAMS = (*_COMMON, _MAX_EFFORT)
+    PARAMS = (*_COMMON, _MAX_EFFORT, *_FORCE_LOOP)
     default_max_effort = 0.0
 
     def on_init(self) -> None:
@@ -104,6 +116,10 @@ class GripperActionController(Controller):
         self.stall_velocity_threshold = p.float("stall_velocity_threshold", 0.001)
         self.stall_timeout = p.float("stall_timeout", 1.0, min_value=0.0)
         self.max_effort = p.float("max_effort", self.default_max_effort, min_value=0.0)
+        self.command_interface = p.str("command_interface", "auto", choices=("auto", "effort", "position"))
+        self.kp = p.float("gains.p", 100.0, min_value=0.0)
+        self.kd = p.float("gains.d", 5.0, min_value=0.0)
+        self.effort_limit = math.inf
         self.max_velocity = math.nan
         self.max_effort_interface = self.max_velocity_interface = ""
 
@@ -113,9 +129,32 @@ class GripperActionController(Controller):
             raise self.error("parameter 'joint' is empty; name the gripper joint")
         if self.robot is not None and self.joint not in self.robot.joints:
             raise self.error(f"parameter 'joint': '{self.joint}' is not a joint of robot '{self.robot.name}'")
+        offered = self._offered_command_interfaces()
+        if self.command_interface == "auto":
+            self.command_interface = "effort" if "effort" in offered else "position"
+        elif offered and self.command_interface not in offered:
+            raise self.error(f"parameter 'command_interface': joint '{self.joint}' has no '{self.command_interface}' "
+                             f"command interface (its <ros2_control> gives {sorted(offered)})")
+        self.effort_limit = self._urdf_effort_limit()
+
+    def _offered_command_interfaces(self) -> set[str]:
+        """The joint's command interfaces in the robot's <ros2_control> blocks (empty: not known)."""
+        if self.robot is None:
+            return set()
+        return {i.name for block in self.robot.ros2_control for rj in block.joints if rj.name == self.joint
+                for i in rj.command_interfaces}
+
+    def _urdf_effort_limit(self) -> float:
+        joint = self.robot.joints.get(self.joint) if self.robot is not None else None
+        lim = joint.limit if joint is not None else None
+        return float(lim.effort) if lim is not None and lim.effort and lim.effort > 0 else math.inf
+
+    @property
+    def effort_mode(self) -> bool:
+        return self.command_interface == "effort"
 
     def command_interface_configuration(self) -> list[str]:
-        names = [f"{self.joint}/position"]
+        names = [f"{self.joint}/{'effort' if self.effort_mode else 'position'}"]
         names += [n for n in (self.max_effort_interface, self.max_velocity_interface) if n]
         return names
 
@@ -159,6 +198,12 @@ class GripperActionController(Controller):
         velocity = self.max_velocity if max_velocity is None or not math.isfinite(max_velocity) \
             else float(max_velocity)
         with self._lock:
+            if self._staged is not None:  # a goal not yet taken over by a cycle still gets its answer
+                fb = getattr(self, "_feedback", None)
+                q = fb.position if fb is not None else math.nan
+                effort_now = fb.effort if fb is not None else math.nan
+                self._results.append(GripperResult(self._staged[0], GoalStatus.CANCELED, q, effort_now, False, False,
+                                                   "preempted by a new goal"))
             self._next_id += 1
             self._staged = (self._next_id, float(position), effort, velocity)
             return self._next_id
@@ -213,11 +258,25 @@ class GripperActionController(Controller):
                                            message))
         self._active = None
 
+    def effort_command(self, goal: float, max_effort: float, q: float, qd: float) -> float:
+        """The effort loop: PD towards ``goal``, clamped to ``max_effort`` (<= 0 or NaN: the URDF limit; never above
+        it, which the hardware would clamp to anyway)."""
+        limit = min(max_effort, self.effort_limit) if math.isfinite(max_effort) and max_effort > 0.0 \
+            else self.effort_limit
+        tau = self.kp * (goal - q) - self.kd * qd
+        if not math.isfinite(tau):
+            return 0.0
+        return max(-limit, min(limit, tau))
+
     def _write(self) -> None:
         ci = self.command_interfaces
         if ci is None:
             return
-        ci.set_value(f"{self.joint}/position", self._command[0])
+        if self.effort_mode:
+            value = self.effort_command(self._command[0], self._command[1], self._position(), self._velocity())
+            ci.set_value(f"{self.joint}/effort", value)
+        else:
+            ci.set_value(f"{self.joint}/position", self._command[0])
         if self.max_effort_interface:
             ci.set_value(self.max_effort_interface, self._command[1])
         if self.max_velocity_interface:
@@ -247,6 +306,7 @@ class ParallelGripperActionController(GripperActionController):
     PARAMS = (
         *_COMMON,
         _MAX_EFFORT,
+        *_FORCE_LOOP,
         P("max_velocity", "double", 0.1, "velocity used when a goal gives none (written to max_velocity_interface "
           "when set)", minimum=0.0, unit="m/s or rad/s"),
         P("max_effort_interface", "string", "", "a command interface taking the goal's effort, e.g. "

@@ -26,6 +26,17 @@ _ADAPTERS: dict[str, str] = {
         "robot_core.nodes.controllers.joint_trajectory:JointTrajectoryAdapter",
     "robot_core/ComputedTorqueController": "robot_core.nodes.controllers.joint_trajectory:JointTrajectoryAdapter",
     "diff_drive_controller/DiffDriveController": "robot_core.nodes.controllers.diff_drive:DiffDriveAdapter",
+    "force_torque_sensor_broadcaster/ForceTorqueSensorBroadcaster":
+        "robot_core.nodes.controllers.sensor_broadcasters:ForceTorqueSensorBroadcasterAdapter",
+    "imu_sensor_broadcaster/IMUSensorBroadcaster":
+        "robot_core.nodes.controllers.sensor_broadcasters:IMUSensorBroadcasterAdapter",
+    "range_sensor_broadcaster/RangeSensorBroadcaster":
+        "robot_core.nodes.controllers.sensor_broadcasters:RangeSensorBroadcasterAdapter",
+    "pose_broadcaster/PoseBroadcaster": "robot_core.nodes.controllers.sensor_broadcasters:PoseBroadcasterAdapter",
+    "parallel_gripper_action_controller/GripperActionController":
+        "robot_core.nodes.controllers.gripper_action:GripperActionAdapter",
+    "position_controllers/GripperActionController":
+        "robot_core.nodes.controllers.gripper_action:GripperActionAdapter",
 }
 
 
