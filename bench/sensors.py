@@ -9,8 +9,8 @@ Every anchor is measured in the same run, on the same compiled model and state:
 
 - camera rows: the node's cost per frame -- ``CameraRenderer.submit`` (the state copy the simulation thread
   makes), the render thread's scene update, rendering, read-back, depth conversion and the rclpy ``publish`` of
-  Image (+ depth Image) and CameraInfo, waited for frame by frame, with the render thread at normal priority
-  here (in the node it runs at nice ``RENDER_NICE``) -- vs. ``mujoco.Renderer`` rendering the same
+  Image (+ depth Image) and CameraInfo, waited for frame by frame, with the software rasteriser's threads at
+  normal priority here (in the node they run at nice ``RENDER_NICE``) -- vs. ``mujoco.Renderer`` rendering the same
   camera (``update_scene`` + ``render``; depth: a second render with depth rendering on, as Renderer needs), once
   with MuJoCo's defaults and once with the settings the node uses (no shadows, no reflections, no multisampling).
 - laser rows: one scan as the node does it (rays, REP 117 ranges, LaserScan filled and published) vs. the bare

@@ -73,9 +73,9 @@ def _start(world_file: Path, *params: str) -> NodeProcess:
 
 @pytest.fixture(scope="module")
 def sensor_sim(world_file: Path) -> Iterator[NodeProcess]:
-    # A quarter of real time: the render thread runs at nice 19 and gets only what the CPU has left (by design:
-    # frames are dropped, the physics keeps its pace); on the shared 2-core VM full speed left ~11 of 15 frames
-    # and half speed 13.7 in one of two runs.
+    # A quarter of real time: the rasteriser runs at nice 19 and gets only what the CPU has left (by design:
+    # frames are dropped, the physics keeps its pace); on the shared 2-core VM at load 7-9 full speed left ~11 of
+    # 15 frames and half speed 13.7 in one of two runs.
     proc = _start(world_file, "real_time_factor:=0.25")
     try:
         yield proc

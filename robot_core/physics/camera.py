@@ -16,8 +16,8 @@ loop cannot spare: :class:`CameraRenderer` owns its own copy of the model, its o
 thread of its own. The simulation thread only copies the state (``qpos``, mocap poses) into :meth:`submit`; when
 the renderer is still busy with the previous frame the new one replaces the waiting one (a dropped frame, counted)
 instead of stalling the physics. MuJoCo releases Python's interpreter lock while it renders, so the cost left is CPU
-time: the render thread runs at a lower priority (:data:`RENDER_NICE`; the rasteriser threads of a software
-OpenGL, started from it, inherit that), so on a machine short of cores frames are dropped, not physics steps.
+time: a software OpenGL's rasteriser threads run at a lower priority (:func:`start_gl_at_low_priority`), so on a
+machine short of cores frames are dropped, not physics steps.
 Headless machines: EGL (``MUJOCO_GL=egl``, the default here when ``MUJOCO_GL`` is
 unset or ``disable``, then OSMesa) or a backend ``MUJOCO_GL`` names (:func:`make_gl_context`).
 """
@@ -42,8 +42,8 @@ from robot_core.model.robot_model import Pose, RobotModelError
 from robot_core.model.sensors import CAMERA_KINDS, SensorSpec
 
 DEFAULT_CAMERA_RATE = 30.0  # Hz, when the description gives none
-# Nice value of the render thread (and of the rasteriser threads a software OpenGL starts from it): when the CPU
-# is short, the physics loop gets it and camera frames are dropped instead.
+# Nice value of the rasteriser threads of a software OpenGL: when the CPU is short, the physics loop gets it and
+# camera frames are dropped instead (see start_gl_at_low_priority).
 RENDER_NICE = 19
 CAMERA_PREFIX = "sensor:"  # MuJoCo camera name = prefix + sensor name
 # Columns: the MuJoCo camera's / the optical frame's axes in the Gazebo sensor frame (x forward, y left, z up).
@@ -140,6 +140,27 @@ def make_gl_context(width: int, height: int) -> Any:
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
     raise RuntimeError("no OpenGL backend can render off-screen here (" + "; ".join(errors) + "); headless "
                        "rendering needs EGL (libegl1 and a driver such as libegl-mesa0) or OSMesa (libosmesa6)")
+
+
+def start_gl_at_low_priority() -> None:
+    """Open (and close) a first GL context from a short-lived thread at :data:`RENDER_NICE`.
+
+    Mesa's software rasteriser (llvmpipe) starts its worker threads once per process, from the thread that first
+    opens a display, and they inherit that thread's priority (Linux: per thread). So the rasterising -- nearly all
+    of a frame's CPU time -- runs at low priority, while the render thread itself stays at normal priority: it
+    holds Python's interpreter lock for its Python parts (conversion, publishing), and a starved holder would stall
+    the physics thread waiting for the lock. A failure here is left to the render thread's own context to report.
+    """
+
+    def open_and_close() -> None:
+        with contextlib.suppress(OSError, AttributeError):  # Linux: per thread; inherited by threads it starts
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), RENDER_NICE)
+        with contextlib.suppress(Exception):
+            make_gl_context(16, 16).free()
+
+    starter = threading.Thread(target=open_and_close, name="camera-gl-start", daemon=True)
+    starter.start()
+    starter.join(30.0)
 
 
 def linear_depth(buffer: np.ndarray, near: float, far: float) -> np.ndarray:
@@ -292,8 +313,7 @@ class CameraRenderer:
         self._thread.join(timeout)
 
     def _run(self) -> None:
-        with contextlib.suppress(OSError, AttributeError):  # Linux: per thread, inherited by threads started here
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), RENDER_NICE)
+        start_gl_at_low_priority()
         views: dict[str, OffscreenView] = {}
         source: mujoco.MjModel | None = None
         data: mujoco.MjData | None = None
