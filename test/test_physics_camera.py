@@ -18,8 +18,8 @@ from robot_core.physics.camera import (
     CameraIntrinsics,
     CameraRenderer,
     add_cameras,
-    gl_context_class,
     linear_depth,
+    make_gl_context,
     optical_pose,
 )
 from robot_core.physics.engine import PhysicsEngine
@@ -45,10 +45,7 @@ BOX = (0.4, 0.3, 0.02)  # full extents along the optical x, y, z: a thin plate f
 
 def _gl_available() -> str | None:
     try:
-        cls = gl_context_class()
-        ctx = cls(16, 16)
-        ctx.make_current()
-        ctx.free()
+        make_gl_context(16, 16).free()
     except Exception as exc:  # the reason goes into the skip message
         return f"{type(exc).__name__}: {exc}"
     return None

@@ -48,6 +48,10 @@ SIMULATOR_PARAMS: tuple[P, ...] = (
     P("keyframes", "string", "", "a YAML file with a keyframes: section (as in a world file) for ~/reset, "
       "besides the world file's own"),
     P("contacts_rate", "double", 0.0, "~/contacts rate, simulated time; 0 = off", minimum=0.0, unit="Hz"),
+    P("cameras", "bool", True, "simulate the description's camera and depth-camera sensors (rendered off-screen; "
+      "doc/sensors.md)"),
+    P("lasers", "bool", True, "simulate the description's ray/gpu_ray (lidar) sensors as LaserScan topics "
+      "(doc/sensors.md)"),
     P("initial_positions.<joint>", "double", None, "start (and reset) position of a joint; in YAML a map "
       "initial_positions: {joint1: 0.3}", unit="rad or m", family=True),
     P("gains.<joint>.<kp|kd|kv>", "double", None, "servo gains overriding the engine's tuned ones and those a "

@@ -27,7 +27,9 @@ factor, paused, and the divergence resets so far, the sim time of the last one a
 and its automatic reset, the command watchdog stopping joints -- also logged); with a world
 (:mod:`robot_core.physics.world`, parameter ``world``): ``~/object_states`` (ObjectStates: free objects' poses and
 twists, at ``tf_rate``, also on /tf as world_frame -> object), fixed objects and the placed robot's root on
-/tf_static, and ``~/contacts`` (Contacts, at ``contacts_rate``, off by default).
+/tf_static, and ``~/contacts`` (Contacts, at ``contacts_rate``, off by default). The description's camera and
+laser sensors: ``<name>/image_raw``, ``<name>/depth/image_raw``, ``<name>/camera_info``, ``<name>/scan``
+(:mod:`robot_core.ros.sim_sensors`, doc/sensors.md; parameters ``cameras`` and ``lasers``).
 
 Services: ``~/reset`` (ResetSimulation: back to t = 0 at the initial positions, updated by the given ones; clears
 commands and wrenches, every joint holds its reset position), ``~/pause``, ``~/resume`` (std_srvs/Trigger),
@@ -78,6 +80,7 @@ from std_srvs.srv import Trigger
 from robot_core.control.messages import DynamicJointStateData, InterfaceValueData
 from robot_core.model import RobotModel, RobotModelError, load_robot
 from robot_core.nodes.node_params import SIMULATOR_PARAMS
+from robot_core.physics.camera import with_cameras
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
 from robot_core.physics.link_transforms import LinkTransforms
@@ -97,6 +100,7 @@ from robot_core.physics.world import (
 from robot_core.ros.message_templates import DynamicJointStateBytes, retrying, stamped_template
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
 from robot_core.ros.serialized_template import SerializedTemplate, sentinels
+from robot_core.ros.sim_sensors import SimSensors
 from robot_core.text import clip
 
 NODE_NAME = "simulator"
@@ -190,6 +194,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
         self._status_pub = self.create_publisher(SimulatorStatus, "~/status", 10)
         self._world: WorldSim | None = None
+        self._sensors: SimSensors | None = None  # cameras and lasers (section "camera and laser sensors")
         self._make_world_publishers()
         self._events_pub = self.create_publisher(String, "~/events", EVENTS_QOS)
         self._status_msg = SimulatorStatus()
@@ -302,8 +307,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
             base = base_pose_quaternion(p["base_pose"]) if len(p["base_pose"]) else None
             engine = PhysicsEngine(robot, timestep=p["timestep"], fixed_base=p["fixed_base"],
                                    initial_positions=p["initial_positions"] or None, gains=p["gains"] or None,
-                                   include_visuals=False, scene=scene_hook(world, robot.root_link, base,
-                                                                     floor=p["floor"]),
+                                   include_visuals=False,
+                                   scene=with_cameras(scene_hook(world, robot.root_link, base, floor=p["floor"]),
+                                                      robot.sensors if p["cameras"] else []),
                                    initial_base_pose=None if engine_fixed(robot, p) else base)
             self._world = WorldSim(engine, with_robot_file_objects(world, engine), keyframes)
         for w in caught:
@@ -314,10 +320,11 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._paused_period = 1.0 / p["status_rate"]
         self._command_timeout = float(p["command_timeout"])
         self._protocol = JointCommandProtocol.for_robot(robot, engine.actuated_joint_names)
+        self._start_sensors(robot, engine)
         self._schedule = PublishSchedule(engine.timestep, {
             "joint_states": p["publish_rate"], "clock": p["clock_rate"],
             "tf": p["tf_rate"] if p["publish_tf"] else None, "objects": p["tf_rate"],
-            "contacts": p["contacts_rate"],
+            "contacts": p["contacts_rate"], **(self._sensors.rates() if self._sensors else {}),
         }, max_steps=max(1, round(0.01 / engine.timestep)))
         periods = self._schedule.periods
         self._clock_period = periods["clock"]
@@ -538,6 +545,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
                 self._publish_objects()
             if contacts and count % contacts == 0:
                 self._publish_contacts()
+        if self._sensors:
+            self._sensors.on_tick(engine.model, engine.data, count, ns)
         return n
 
     def _set_stamp(self, ns: int) -> None:
@@ -624,6 +633,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
             r.x, r.y, r.z, r.w = (float(v) for v in s.rotation)
             out.append(tf)
         out += self._world_static_transforms(stamp)
+        if self._sensors:
+            out += self._sensors.static_transforms(stamp)
         self._tf_static_pub.publish(_tf_message_type()(transforms=out))
 
     def _publish_status(self) -> None:
@@ -919,6 +930,18 @@ class SimulatorNode(ReadOnlyReasons, Node):
             req.finish(False, f"the simulator is shutting down ({req.done_steps} of {req.steps} steps done)")
         if self.engine is not None:
             route_mujoco_warnings(None)
+        if self._sensors is not None:
+            self._sensors.shutdown()
+
+    # ------------------------------------------------------------------ camera and laser sensors
+    def _start_sensors(self, robot: RobotModel, engine: PhysicsEngine) -> None:
+        """Cameras and lasers of the description (robot_core.ros.sim_sensors), switched by ``cameras``/``lasers``."""
+        p = self.params
+        sensors = SimSensors(self, robot, engine.model, engine.timestep, cameras=p["cameras"], lasers=p["lasers"],
+                             log_error=lambda text: self._event(text, warning=True))
+        if sensors:
+            self._sensors = sensors
+            self._log.info(f"sensors: {sensors.describe()}")
 
 
 def _tf_message_type() -> Any:

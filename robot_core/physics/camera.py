@@ -15,19 +15,25 @@ Rendering. OpenGL contexts belong to one thread, and a 640x480 frame costs milli
 loop cannot spare: :class:`CameraRenderer` owns its own copy of the model, its own MjData and the GL context on a
 thread of its own. The simulation thread only copies the state (``qpos``, mocap poses) into :meth:`submit`; when
 the renderer is still busy with the previous frame the new one replaces the waiting one (a dropped frame, counted)
-instead of stalling the physics. Headless machines: EGL (``MUJOCO_GL=egl``, the default here when ``MUJOCO_GL`` is
-unset) or OSMesa (``MUJOCO_GL=osmesa``).
+instead of stalling the physics. MuJoCo releases Python's interpreter lock while it renders, so the cost left is CPU
+time: a software OpenGL's rasteriser threads run at a lower priority (:func:`start_gl_at_low_priority`), so on a
+machine short of cores frames are dropped, not physics steps.
+Headless machines: EGL (``MUJOCO_GL=egl``, the default here when ``MUJOCO_GL`` is
+unset or ``disable``, then OSMesa) or a backend ``MUJOCO_GL`` names (:func:`make_gl_context`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import importlib
 import math
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -36,6 +42,9 @@ from robot_core.model.robot_model import Pose, RobotModelError
 from robot_core.model.sensors import CAMERA_KINDS, SensorSpec
 
 DEFAULT_CAMERA_RATE = 30.0  # Hz, when the description gives none
+# Nice value of the rasteriser threads of a software OpenGL: when the CPU is short, the physics loop gets it and
+# camera frames are dropped instead (see start_gl_at_low_priority).
+RENDER_NICE = 19
 CAMERA_PREFIX = "sensor:"  # MuJoCo camera name = prefix + sensor name
 # Columns: the MuJoCo camera's / the optical frame's axes in the Gazebo sensor frame (x forward, y left, z up).
 MUJOCO_CAMERA_IN_SENSOR = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
@@ -114,22 +123,44 @@ def add_cameras(spec: mujoco.MjSpec, sensors: Sequence[SensorSpec]) -> None:
         spec.visual.global_.offheight = max(spec.visual.global_.offheight, *(int(s.params["height"]) for s in cams))
 
 
-def gl_context_class() -> type:
-    """The GL context to render with: MUJOCO_GL's choice, EGL when it is unset (mujoco's own default, GLFW, needs a
-    display). Raises RuntimeError naming what failed."""
-    chosen = os.environ.get("MUJOCO_GL", "").strip().lower() or "egl"
-    try:
-        if chosen == "egl":
-            from mujoco.egl import GLContext
-        elif chosen == "osmesa":
-            from mujoco.osmesa import GLContext
-        elif chosen in ("glfw", "enable", "enabled", "on", "true", "1"):
-            from mujoco.glfw import GLContext
-        else:
-            raise RuntimeError(f"MUJOCO_GL={chosen} cannot render off-screen here (use egl or osmesa)")
-    except (ImportError, OSError, AttributeError) as exc:
-        raise RuntimeError(f"no OpenGL for MUJOCO_GL={chosen}: {exc}") from None
-    return GLContext
+def make_gl_context(width: int, height: int) -> Any:
+    """A current off-screen GL context: MUJOCO_GL's backend when it names one (egl, osmesa, glfw), else EGL, then
+    OSMesa. (robot_core's node scripts set MUJOCO_GL=disable so that ``import mujoco`` loads no GL at all; that
+    means "pick one here".) Raises RuntimeError naming every backend tried and why it failed."""
+    chosen = os.environ.get("MUJOCO_GL", "").strip().lower()
+    backends = [chosen] if chosen in ("egl", "osmesa", "glfw") else ["egl", "osmesa"]
+    errors = []
+    for name in backends:
+        try:
+            module = importlib.import_module(f"mujoco.{name}")
+            context = module.GLContext(width, height)
+            context.make_current()
+            return context
+        except Exception as exc:  # a missing library, no device, a PyOpenGL platform already chosen
+            errors.append(f"{name}: {type(exc).__name__}: {exc}")
+    raise RuntimeError("no OpenGL backend can render off-screen here (" + "; ".join(errors) + "); headless "
+                       "rendering needs EGL (libegl1 and a driver such as libegl-mesa0) or OSMesa (libosmesa6)")
+
+
+def start_gl_at_low_priority() -> None:
+    """Open (and close) a first GL context from a short-lived thread at :data:`RENDER_NICE`.
+
+    Mesa's software rasteriser (llvmpipe) starts its worker threads once per process, from the thread that first
+    opens a display, and they inherit that thread's priority (Linux: per thread). So the rasterising -- nearly all
+    of a frame's CPU time -- runs at low priority, while the render thread itself stays at normal priority: it
+    holds Python's interpreter lock for its Python parts (conversion, publishing), and a starved holder would stall
+    the physics thread waiting for the lock. A failure here is left to the render thread's own context to report.
+    """
+
+    def open_and_close() -> None:
+        with contextlib.suppress(OSError, AttributeError):  # Linux: per thread; inherited by threads it starts
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), RENDER_NICE)
+        with contextlib.suppress(Exception):
+            make_gl_context(16, 16).free()
+
+    starter = threading.Thread(target=open_and_close, name="camera-gl-start", daemon=True)
+    starter.start()
+    starter.join(30.0)
 
 
 def linear_depth(buffer: np.ndarray, near: float, far: float) -> np.ndarray:
@@ -137,21 +168,30 @@ def linear_depth(buffer: np.ndarray, near: float, far: float) -> np.ndarray:
 
     From the perspective projection: buffer = (f / (f - n)) (n / z) - n / (f - n), so z = n f / (n + b (f - n)).
     """
-    b = buffer.astype(np.float64)
-    return (near * far / (near + b * (far - near))).astype(np.float32)
+    b = np.asarray(buffer, dtype=np.float32)  # float32 keeps ~1e-5 relative here (far / near up to 1e3): enough
+    return np.float32(near * far) / (np.float32(near) + b * np.float32(far - near))
 
 
 class OffscreenView:
-    """One GL context with MuJoCo's render context for one model, current on the thread that made it."""
+    """One GL context with MuJoCo's render context for one model and one image size, used on the thread that made
+    it. The framebuffer is exactly the image's size and single-sampled, and shadows and reflections are off: on a
+    software OpenGL (Mesa's llvmpipe, what a headless machine without a GPU has) MuJoCo's 4096-pixel shadow map
+    alone costs about 300 ms a frame, the rest of a 160x120 frame about 10 ms."""
 
-    def __init__(self, model: mujoco.MjModel, width: int, height: int, context_class: type | None = None):
+    def __init__(self, model: mujoco.MjModel, width: int, height: int):
         self.model = model
-        self._gl = (context_class or gl_context_class())(width, height)
-        self._gl.make_current()
-        self._ctx = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
+        self._gl = make_gl_context(width, height)
+        offscreen = (model.vis.global_.offwidth, model.vis.global_.offheight, model.vis.quality.offsamples)
+        model.vis.global_.offwidth, model.vis.global_.offheight, model.vis.quality.offsamples = width, height, 0
+        try:
+            self._ctx = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
+        finally:
+            model.vis.global_.offwidth, model.vis.global_.offheight, model.vis.quality.offsamples = offscreen
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._ctx)
         self._ctx.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
         self._scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom))
+        for flag in (mujoco.mjtRndFlag.mjRND_SHADOW, mujoco.mjtRndFlag.mjRND_REFLECTION):
+            self._scene.flags[flag] = 0
         self._option = mujoco.MjvOption()
         self._camera = mujoco.MjvCamera()
         self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
@@ -240,6 +280,7 @@ class CameraRenderer:
         self.dropped = 0
         self.render_seconds = 0.0
         self.error: str | None = None
+        self._busy = False  # a request taken and not yet finished
         self._thread = threading.Thread(target=self._run, name="camera-render", daemon=True)
         self._thread.start()
 
@@ -265,8 +306,6 @@ class CameraRenderer:
                 self._cond.wait(left)
         return True
 
-    _busy = False
-
     def stop(self, timeout: float = 5.0) -> None:
         with self._cond:
             self._stop = True
@@ -274,7 +313,8 @@ class CameraRenderer:
         self._thread.join(timeout)
 
     def _run(self) -> None:
-        view: OffscreenView | None = None
+        start_gl_at_low_priority()
+        views: dict[str, OffscreenView] = {}
         source: mujoco.MjModel | None = None
         data: mujoco.MjData | None = None
         ids: dict[str, int] = {}
@@ -289,15 +329,17 @@ class CameraRenderer:
                     self._busy = True
                 try:
                     if req.model is not source:  # first frame, or the scene was edited (spawn, remove)
-                        if view is not None:
+                        for view in views.values():
                             view.close()
+                        views.clear()
                         source = req.model
                         model = render_model(source, self.sensors)
-                        view = OffscreenView(model, model.vis.global_.offwidth, model.vis.global_.offheight)
                         data = mujoco.MjData(model)
+                        for s in self.sensors:
+                            views[s.name] = OffscreenView(model, int(s.params["width"]), int(s.params["height"]))
                         ids = {s.name: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, mujoco_camera_name(s))
                                for s in self.sensors}
-                    self._render(view, data, ids, req)
+                    self._render(views, data, ids, req)
                 finally:
                     with self._cond:
                         self._busy = False
@@ -307,11 +349,12 @@ class CameraRenderer:
             if self._on_error is not None:
                 self._on_error(self.error)
         finally:
-            if view is not None:
+            for view in views.values():
                 view.close()
 
-    def _render(self, view: OffscreenView, data: mujoco.MjData, ids: dict[str, int], req: _Request) -> None:
-        model = view.model
+    def _render(self, views: dict[str, OffscreenView], data: mujoco.MjData, ids: dict[str, int],
+                req: _Request) -> None:
+        model = next(iter(views.values())).model
         data.qpos[:] = req.qpos
         data.mocap_pos[:] = req.mocap_pos
         data.mocap_quat[:] = req.mocap_quat
@@ -321,9 +364,21 @@ class CameraRenderer:
         for s in req.sensors:
             t0 = time.perf_counter()
             w, h = int(s.params["width"]), int(s.params["height"])
-            rgb, depth = view.render(data, ids[s.name], w, h, depth=s.kind == "depth")
+            rgb, depth = views[s.name].render(data, ids[s.name], w, h, depth=s.kind == "depth")
             if depth is not None:
                 clip_depth(depth, float(s.params["near"]), float(s.params["far"]))
             self.render_seconds += time.perf_counter() - t0
             self.frames += 1
             self._on_frame(CameraFrame(s, req.stamp_ns, rgb, depth))
+
+
+def with_cameras(scene: Callable[[mujoco.MjSpec], None] | None,
+                 sensors: Sequence[SensorSpec]) -> Callable[[mujoco.MjSpec], None]:
+    """The engine's ``scene`` hook, followed by :func:`add_cameras` (cameras ride on the robot's link bodies)."""
+
+    def build(spec: mujoco.MjSpec) -> None:
+        if scene is not None:
+            scene(spec)
+        add_cameras(spec, sensors)
+
+    return build

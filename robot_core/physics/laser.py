@@ -72,20 +72,25 @@ class LaserScanner:
         if body < 0:
             raise RobotModelError(f"laser '{self.sensor.name}': link '{self.sensor.link}' has no MuJoCo body",
                                   self.sensor.source)
-        self._body = body
+        self.body = body
 
     def origin(self, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray]:
         """World position and rotation of the sensor frame (the builder's body frame is the link frame)."""
-        rot_body = data.xmat[self._body].reshape(3, 3)
+        rot_body = data.xmat[self.body].reshape(3, 3)
         rot = rot_body @ self._pose[:3, :3]
-        return data.xpos[self._body] + rot_body @ self._pose[:3, 3], rot
+        return data.xpos[self.body] + rot_body @ self._pose[:3, 3], rot
+
+    def rays(self, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray]:
+        """Origin (3,) and unit directions (3 * samples,) of the scan's rays in the world frame."""
+        pnt, rot = self.origin(data)
+        self._vec[:] = (self._dirs_sensor @ rot.T).reshape(-1)
+        return pnt, self._vec
 
     def scan(self, model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
         """Ranges (m, float32) of one scan on the current state of ``data`` (positions as of the last step)."""
         g = self.geometry
-        pnt, rot = self.origin(data)
-        self._vec[:] = (self._dirs_sensor @ rot.T).reshape(-1)
-        mujoco.mj_multiRay(model, data, pnt, self._vec, RAY_GROUPS, 1, self._body, self._geom, self._dist, None,
+        pnt, vec = self.rays(data)
+        mujoco.mj_multiRay(model, data, pnt, vec, RAY_GROUPS, 1, self.body, self._geom, self._dist, None,
                            g.samples, g.range_max)
         out = self._dist.astype(np.float32)
         out[(self._geom < 0) | (self._dist > g.range_max)] = math.inf
