@@ -190,8 +190,6 @@ def test_pre_sdf_sensor_form_warns_and_is_skipped(tmp_path):
      'has no <scan><horizontal>'),
     ('<gazebo reference="base_scan">\n<sensor type="ray" name="s">\n<pose>1 2 3</pose></sensor></gazebo>',
      '<pose>1 2 3', 'must be 6 finite numbers'),
-    ('<gazebo reference="base_scan">\n<sensor type="imu" name="s"/>\n<sensor type="imu" name="s"/></gazebo>',
-     '<sensor type="imu" name="s"/></gazebo>', "duplicate sensor name 's' (first defined on line"),
     ('<gazebo reference="base_scan">\n<sensor type="imu" name="s">\n<update_rate>-1</update_rate></sensor>'
      '</gazebo>', '<sensor type="imu" name="s">', 'is negative'),
 ])
@@ -202,6 +200,17 @@ def test_invalid_sensor_is_an_error_naming_file_line_and_element(tmp_path, body,
     text = str(err.value)
     assert message in text and f"{path}:{_line_of(path, needle)}:" in text, text
     assert "\n" not in text
+
+
+def test_a_sensor_name_used_twice_warns_and_the_second_is_skipped(tmp_path):
+    """Gazebo scopes sensor names by link (TALOS names two cameras alike); our topics are named after the sensor."""
+    path = _write(tmp_path, '<gazebo reference="base_scan">\n<sensor type="imu" name="s"/>\n'
+                            '<sensor type="ray" name="s"><ray><scan><horizontal><samples>10</samples></horizontal>'
+                            '</scan><range><min>0.1</min><max>5</max></range></ray></sensor></gazebo>')
+    model, warned = _load(path)
+    assert [(s.name, s.kind) for s in model.sensors] == [("s", "imu")]
+    line = _line_of(path, '<sensor type="ray"')
+    assert any(f":{line}:" in w and "sensor name 's' is used again" in w for w in warned), warned
 
 
 @pytest.mark.skipif(ERD_ROBOTS is None, reason="example-robot-data is not installed")

@@ -123,8 +123,13 @@ class _SensorReader:
                 if spec is None:
                     continue
                 if spec.name in seen:
-                    raise RobotModelError(f"duplicate sensor name '{spec.name}' (first defined on line "
-                                          f"{seen[spec.name].source.line})", spec.source)
+                    # Gazebo scopes sensor names by link and loads such files (TALOS names two cameras alike);
+                    # our topics are named after the sensor, so only the first one can be simulated.
+                    validation.warn(f"sensor name '{spec.name}' is used again (first on line "
+                                    f"{seen[spec.name].source.line}, link '{seen[spec.name].link}'); topics are "
+                                    "named after the sensor, so this one is skipped: rename it to simulate it",
+                                    spec.source)
+                    continue
                 seen[spec.name] = spec
                 out.append(spec)
         return out
