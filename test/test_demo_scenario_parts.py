@@ -123,3 +123,11 @@ def test_pick_place_plot_draws_tool_and_box(tmp_path):
     files = pick_place.write_plot(tmp_path, facts)
     image = _image(Path(files["pick_place"]))
     assert image.shape[1] >= 1200 and image[..., :3].std() > 0.05
+
+
+def test_scenarios_needing_the_simulator_node_refuse_embedded_mode(tmp_path, capsys):
+    from robot_core.demo.runner import run_demo
+
+    for name in ("pick_place", "drive"):
+        assert run_demo(SCENARIOS[name], tmp_path, "embedded") == 2
+        assert f"scenario '{name}' runs in mode topic only, not 'embedded'" in capsys.readouterr().err

@@ -46,10 +46,15 @@ class Scenario:
     bringup: Mapping[str, Any] = field(default_factory=dict)
     # the scenario's own files (e.g. pick_place.png) from its facts, written after the nodes stopped: name -> path
     outputs: Callable[[Path, Facts], dict[str, str]] | None = None
+    modes: tuple[str, ...] = ("topic", "embedded")  # the bring-up modes it can run in
 
 
 def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str | None = None) -> int:
     """Run ``scenario`` with the nodes in ``mode``; ``robot`` overrides the scenario's robot file."""
+    if mode not in scenario.modes:
+        print(f"error: scenario '{scenario.name}' runs in mode {' or '.join(scenario.modes)} only, not '{mode}'",
+              file=sys.stderr)
+        return 2
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     output = output.resolve()
     output.mkdir(parents=True, exist_ok=True)

@@ -271,4 +271,4 @@ SCENARIO = Scenario(name="drive", subject="the differential-drive base on a floo
                     prepare=prepare, run=run_steps, robot="urdf/diff_drive.urdf",
                     bringup={"controllers": "config/diff_drive_controllers.yaml",
                              "simulator_config": "config/diff_drive_simulator.yaml", "rbc": False},
-                    outputs=write_plot)
+                    outputs=write_plot, modes=("topic",))  # the floor and the floating base are the simulator node's

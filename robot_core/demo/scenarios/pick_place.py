@@ -349,4 +349,4 @@ SCENARIO = Scenario(name="pick_place", subject="the example arm in the table_top
                     prepare=prepare, run=run_steps,
                     bringup={"world": "config/worlds/table_top.yaml",
                              "controllers": "config/pick_place_controllers.yaml", "rbc": False},
-                    outputs=write_plot)
+                    outputs=write_plot, modes=("topic",))  # the world is the simulator node's
