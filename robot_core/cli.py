@@ -182,7 +182,7 @@ def _lazy(module: str, attr: str) -> Callable[[Any], Any]:
 
 register("bringup", "start simulator, controller manager (+ spawners) and RBC; Ctrl-C stops all",
          _lazy("robot_core.bringup.run", "configure_cli"), _lazy("robot_core.bringup.run", "run_cli"))
-register("demo", "bring the example arm up headless, move it through JTC and RBC goals, write plots and a summary",
+register("demo", "run a demo scenario headless (arm, pick_place, drive); writes plots and a summary",
          _lazy("robot_core.demo.cli", "configure_cli"), _lazy("robot_core.demo.cli", "run_cli"))
 
 

@@ -58,7 +58,8 @@ def _example(page: str) -> str:
 
 #: pages whose example runs on another robot than rc_arm (a mobile base has no arm; rc_arm has no range or pose
 #: sensor), relative to urdf/ or, with a folder, to the repository
-PAGE_ROBOTS = {"diff_drive": "diff_drive.urdf", "range_sensor_broadcaster": "test/data/urdf/sensor_rig.urdf",
+PAGE_ROBOTS = {"diff_drive": "diff_drive.urdf", "caster_base": "caster_base.urdf",
+               "range_sensor_broadcaster": "test/data/urdf/sensor_rig.urdf",
                "pose_broadcaster": "test/data/urdf/sensor_rig.urdf"}
 
 

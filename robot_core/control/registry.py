@@ -27,6 +27,7 @@ _BUILTIN: dict[str, str] = {
     "joint_trajectory_controller/JointTrajectoryController":
         "robot_core.control.controllers.joint_trajectory:JointTrajectoryController",
     "diff_drive_controller/DiffDriveController": "robot_core.control.controllers.diff_drive:DiffDriveController",
+    "robot_core/CasterBaseController": "robot_core.control.controllers.caster_base:CasterBaseController",
     "parallel_gripper_action_controller/GripperActionController":
         "robot_core.control.controllers.gripper_action:ParallelGripperActionController",
     "position_controllers/GripperActionController":

@@ -1,7 +1,7 @@
 """The README's main job: ``make demo`` = ``python -m robot_core.demo`` = ``robot-core demo``.
 
 The command line of the demo: options, signal handling (Ctrl-C stops every node), the scenario to run
-(:data:`robot_core.demo.scenarios.DEFAULT`; one today, the arm).
+(``--scenario``, one of :data:`robot_core.demo.scenarios.SCENARIOS`; the default is the arm).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from robot_core.demo.scenarios import DEFAULT, SCENARIOS
 
 
 def configure_cli(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scenario", choices=sorted(SCENARIOS), default=DEFAULT,
+                        help=f"what the demo does (default {DEFAULT}; doc/demo.md describes each)")
     parser.add_argument("--output", default="demo_output", metavar="DIR",
                         help="folder for tracking.png, final_pose.png, summary.txt/json, logs/ (default ./demo_output)")
     parser.add_argument("--mode", choices=MODES, default="topic",
@@ -35,7 +37,7 @@ def run_cli(args: argparse.Namespace) -> int:
     # Explicit handlers: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still stop the nodes.
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return run_demo(SCENARIOS[DEFAULT], Path(args.output), args.mode)
+        return run_demo(SCENARIOS[args.scenario], Path(args.output), args.mode)
     except BaseException:
         # The interrupt may surface as another exception (e.g. an import it cut short); the nodes are stopped
         # either way by Bringup's context manager.

@@ -15,8 +15,8 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +42,19 @@ class Scenario:
     prepare: Callable[[Path, Facts], None]  # facts known before bring-up (e.g. a Cartesian goal) from the robot file
     run: Callable[[DemoNode, int, Facts], tuple[list[GoalOutcome], Facts]]  # the goals, and facts on the motion
     robot: str | None = None  # robot file; None: the bringup's default (urdf/rc_arm.urdf)
+    # further BringupOptions.create arguments (world, controllers, simulator_config, rbc), as the scenario needs
+    bringup: Mapping[str, Any] = field(default_factory=dict)
+    # the scenario's own files (e.g. pick_place.png) from its facts, written after the nodes stopped: name -> path
+    outputs: Callable[[Path, Facts], dict[str, str]] | None = None
+    modes: tuple[str, ...] = ("topic", "embedded")  # the bring-up modes it can run in
 
 
 def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str | None = None) -> int:
     """Run ``scenario`` with the nodes in ``mode``; ``robot`` overrides the scenario's robot file."""
+    if mode not in scenario.modes:
+        print(f"error: scenario '{scenario.name}' runs in mode {' or '.join(scenario.modes)} only, not '{mode}'",
+              file=sys.stderr)
+        return 2
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     output = output.resolve()
     output.mkdir(parents=True, exist_ok=True)
@@ -56,7 +65,8 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     progress(f"robot_core demo -> {output}")
     progress(f"[1/{n_steps}] bringing {scenario.subject} up headless (mode {mode}; node logs in {output / 'logs'})")
     try:
-        plan = make_plan(BringupOptions.create(robot=robot or scenario.robot, mode=mode, headless=True))
+        plan = make_plan(BringupOptions.create(robot=robot or scenario.robot, mode=mode, headless=True,
+                                               **scenario.bringup))
     except BringupConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -90,8 +100,15 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     facts["wall_seconds_total"] = round(time.monotonic() - wall0, 1)
     progress(f"[{n_steps}/{n_steps}] writing {output}")
     facts["files"] = _write_outputs(log, output, plan.options.robot, facts, goals)
+    own: dict[str, str] = {}
+    if scenario.outputs is not None:
+        try:
+            own = scenario.outputs(output, facts)
+        except (OSError, ValueError, KeyError) as exc:
+            goals.append(GoalOutcome(f"{scenario.name} outputs", "matplotlib", False, "failed", str(exc)))
+        facts["files"].update(own)
     summary = summary_dict(goals, **facts)
-    files_ok = all((output / f).is_file() for f in ("tracking.png", "final_pose.png"))
+    files_ok = all((output / f).is_file() for f in ("tracking.png", "final_pose.png", *own.values()))
     if not files_ok:
         summary["success"] = False
     write_summary(summary, output)

@@ -26,6 +26,7 @@ _ADAPTERS: dict[str, str] = {
         "robot_core.nodes.controllers.joint_trajectory:JointTrajectoryAdapter",
     "robot_core/ComputedTorqueController": "robot_core.nodes.controllers.joint_trajectory:JointTrajectoryAdapter",
     "diff_drive_controller/DiffDriveController": "robot_core.nodes.controllers.diff_drive:DiffDriveAdapter",
+    "robot_core/CasterBaseController": "robot_core.nodes.controllers.caster_base:CasterBaseAdapter",
     "force_torque_sensor_broadcaster/ForceTorqueSensorBroadcaster":
         "robot_core.nodes.controllers.sensor_broadcasters:ForceTorqueSensorBroadcasterAdapter",
     "imu_sensor_broadcaster/IMUSensorBroadcaster":

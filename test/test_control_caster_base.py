@@ -1,0 +1,144 @@
+"""robot_core/CasterBaseController: the caster geometry (steering, flips, odometry's least squares), its
+configuration errors, and the example caster base (urdf/caster_base.urdf) driven on real physics (in-process
+simulator, floating base on the floor) with the measured motion printed."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot_core.control import ControlError
+from robot_core.control.controllers.caster_base import CasterBaseController, body_twist, caster_commands
+
+REPO = Path(__file__).resolve().parents[1]
+DT = 0.01
+XY = np.array([[0.2, 0.15], [0.2, -0.15], [-0.2, 0.15], [-0.2, -0.15]])
+R = 0.05
+
+
+def controller_params() -> dict:
+    import yaml
+
+    data = yaml.safe_load((REPO / "config" / "caster_base_controllers.yaml").read_text(encoding="utf-8"))
+    return data["caster_base_controller"]["ros__parameters"]
+
+
+def test_pure_translation_steers_every_caster_alike():
+    angles, wheels = caster_commands((0.3, 0.3, 0.0), XY, np.zeros(4), R, 0.001)
+    assert angles == pytest.approx([math.pi / 4] * 4)
+    assert wheels == pytest.approx([math.hypot(0.3, 0.3) / R] * 4)
+
+
+def test_rotation_steers_tangentially_and_flips_rather_than_turning_past_90_degrees():
+    angles, wheels = caster_commands((0.0, 0.0, 1.0), XY, np.zeros(4), R, 0.001)
+    for (x, y), a, w in zip(XY, angles, wheels, strict=True):
+        v = np.array([-y, x])  # the ground point's velocity for wz = 1
+        assert abs(a) <= math.pi / 2 + 1e-12  # never more than a quarter turn from 0
+        assert w * R * np.array([math.cos(a), math.sin(a)]) == pytest.approx(v)
+    # backwards from angle 0: the caster stays put and the wheel reverses
+    angles, wheels = caster_commands((-0.2, 0.0, 0.0), XY, np.zeros(4), R, 0.001)
+    assert angles == pytest.approx([0.0] * 4) and wheels == pytest.approx([-4.0] * 4)
+    # continuous angles: from 3.0 rad, forwards-left (pi/2 + 2 pi k) is reached as pi/2, never via -pi/2
+    angles, _ = caster_commands((0.0, 0.1, 0.0), XY[:1], np.array([3.0 + 2 * math.pi]), R, 0.001)
+    assert angles[0] == pytest.approx(math.pi / 2 + 2 * math.pi)
+
+
+def test_no_speed_keeps_the_angles():
+    current = np.array([0.3, -0.2, 1.0, 2.0])
+    angles, wheels = caster_commands((0.0, 0.0, 0.0), XY, current, R, 0.001)
+    assert angles == pytest.approx(current) and wheels == pytest.approx(np.zeros(4))
+
+
+def test_odometry_twist_inverts_the_commands():
+    for twist in ((0.3, 0.2, 0.5), (0.0, 0.0, -1.0), (-0.4, 0.1, 0.0)):
+        angles, wheels = caster_commands(twist, XY, np.zeros(4), R, 0.001)
+        assert body_twist(XY, angles, wheels, R) == pytest.approx(twist, abs=1e-12)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"caster_names": []}, "parameter 'caster_names' must name at least one"),
+    ({"wheel_names": ["fl_wheel_joint"]}, "parameter 'wheel_names' has 1 entries, caster_names 4"),
+    ({"caster_x": [0.2, 0.2, -0.2]}, "parameter 'caster_x' has 3 entries"),
+    ({"wheel_radius": 0.0}, "parameter 'wheel_radius' = 0.0 must be > 0"),
+    ({"wheel_names": ["fl_wheel_joint", "fr_wheel_joint", "bl_wheel_joint", "nope_joint"]},
+     "parameter 'wheel_names': joint 'nope_joint' is not a joint of robot 'caster_base'"),
+    ({"wheel_names": ["fl_wheel_joint", "fl_wheel_joint", "bl_wheel_joint", "br_wheel_joint"]},
+     "parameter 'wheel_names' has duplicate entries ['fl_wheel_joint']"),
+    ({"wheel_names": ["fl_caster_rotation_joint", "fr_wheel_joint", "bl_wheel_joint", "br_wheel_joint"]},
+     "joints ['fl_caster_rotation_joint'] are named more than once"),
+])
+def test_configure_refuses_bad_parameters_naming_them(change, message):
+    from robot_core.model import load_robot
+
+    robot = load_robot(REPO / "urdf" / "caster_base.urdf")
+    with pytest.raises(ControlError, match=re.escape(message)):
+        CasterBaseController("cb", {**controller_params(), **change}, robot).on_configure()
+
+
+def test_nan_command_is_refused_naming_the_field():
+    ctrl = CasterBaseController("cb", controller_params())
+    with pytest.raises(ControlError, match=r"linear\.y = nan is not finite"):
+        ctrl.set_command(0.1, math.nan, 0.0)
+
+
+# ----------------------------------------------------------------------------- on physics
+def yaw(pose: np.ndarray) -> float:
+    w, x, y, z = pose[3:]
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+def test_commanded_twist_moves_the_base_that_way_in_x_y_and_yaw():
+    """(0.3, 0.2, 0.5) for 6 s: after the casters have turned, the base's body-frame velocity and yaw rate
+    (finite differences of the simulator's base pose) match the command; odometry follows the ground truth."""
+    pytest.importorskip("mujoco")
+    from robot_core.control import ControllerManagerCore, Strictness
+    from robot_core.model import load_robot
+    from robot_core.physics.world import add_floor
+
+    robot = load_robot(REPO / "urdf" / "caster_base.urdf")
+    cm = ControllerManagerCore.from_robot(robot, 1.0 / DT, plugin_override="robot_core/InProcessSimulator",
+                                          component_options={"timestep": 0.001, "engine_options": {
+                                              "fixed_base": False, "scene": add_floor}})
+    cm.load_controller("cb", "robot_core/CasterBaseController", controller_params())
+    cm.configure_controller("cb")
+    assert cm.switch_controller(["cb"], [], Strictness.STRICT).ok
+    sim, ctrl = cm.simulator(), cm.controller("cb")
+    engine = sim.engine
+
+    def run(seconds: float, command: tuple[float, float, float]) -> list[tuple[float, np.ndarray]]:
+        samples = []
+        end = sim.sim_time + seconds - 1e-9
+        while sim.sim_time < end:
+            ctrl.set_command(*command)
+            cm.update(sim.sim_time, DT)
+            samples.append((sim.sim_time, engine.base_pose().copy()))
+        return samples
+
+    run(1.0, (0.0, 0.0, 0.0))  # settle on the wheels
+    p0, odom0 = engine.base_pose().copy(), ctrl.pose.copy()
+    samples = run(6.0, (0.3, 0.2, 0.5))
+    steady = [s for s in samples if s[0] - samples[0][0] > 2.0]  # the casters have turned by then
+    vx, vy, wz = [], [], []
+    for (t0, a), (t1, b) in zip(steady[:-10:10], steady[10::10], strict=False):
+        dt = t1 - t0
+        h = 0.5 * (yaw(a) + yaw(b)) if abs(yaw(b) - yaw(a)) < math.pi else yaw(a)
+        d = (b[:2] - a[:2]) / dt
+        vx.append(math.cos(h) * d[0] + math.sin(h) * d[1])
+        vy.append(-math.sin(h) * d[0] + math.cos(h) * d[1])
+        wz.append(math.remainder(yaw(b) - yaw(a), 2 * math.pi) / dt)
+    measured = (float(np.mean(vx)), float(np.mean(vy)), float(np.mean(wz)))
+    p1 = engine.base_pose()
+    truth_moved = float(np.linalg.norm(p1[:2] - p0[:2]))
+    odom_moved = float(np.linalg.norm(ctrl.pose[:2] - odom0[:2]))
+    print(f"\ncommanded (0.3, 0.2, 0.5); measured body twist ({measured[0]:.4f}, {measured[1]:.4f}, "
+          f"{measured[2]:.4f}); odometry twist {np.round(ctrl.twist, 4).tolist()}; moved {truth_moved:.4f} m "
+          f"(odometry {odom_moved:.4f} m), height change {p1[2] - p0[2]:.4f} m")
+    assert measured == pytest.approx((0.3, 0.2, 0.5), abs=0.03)
+    assert ctrl.twist == pytest.approx([0.3, 0.2, 0.5], abs=0.03)
+    assert odom_moved == pytest.approx(truth_moved, rel=0.05)
+    assert abs(p1[2] - p0[2]) < 0.01  # still on its wheels
+
