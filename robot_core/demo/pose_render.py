@@ -75,8 +75,10 @@ def render_png(robot_file: str | Path, positions: Mapping[str, float], out: str 
     model.vis.quality.shadowsize = 4096
     renderer = mujoco.Renderer(model, height, width)
     camera = mujoco.MjvCamera()
-    # Frame the links' bounding box (robot-agnostic), looking from the front-right, slightly from above.
-    poses = np.array([p[:3, 3] for p in engine.link_poses().values()])
+    # Frame the bounding box of the links that have a shape (robot-agnostic; a bare frame such as rc_arm's scene
+    # camera, 1.5 m off the base, would shrink the robot), looking from the front-right, slightly from above.
+    shaped = {n for n, link in robot.links.items() if link.visuals or link.collisions}
+    poses = np.array([p[:3, 3] for n, p in engine.link_poses().items() if n in shaped or not shaped])
     lo, hi = poses.min(axis=0), poses.max(axis=0)
     camera.lookat[:] = (lo + hi) / 2.0
     camera.distance = max(0.8, 2.0 * float(np.linalg.norm(hi - lo)))
