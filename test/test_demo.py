@@ -100,6 +100,8 @@ def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes
     # The arm is in the picture: its orange links (rc_orange, 0.95 0.45 0.10) cover a visible area.
     orange = (rgb[..., 0] > 0.7) & (rgb[..., 1] > 0.25) & (rgb[..., 1] < 0.6) & (rgb[..., 2] < 0.3)
     assert orange.sum() > 2000
+    table = (np.abs(rgb[..., 0] - 0.4) < 0.2) & (np.abs(rgb[..., 1] - 0.28) < 0.15) & (rgb[..., 2] < 0.25)
+    assert table.sum() > 30000, table.sum()  # the table of the world is drawn too (without it: about 4000)
     assert (out / "logs" / "controller_manager.log").is_file()
 
 

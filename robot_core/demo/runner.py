@@ -5,7 +5,8 @@ manager, RBC as child processes; controllers spawned with the spawner), starts t
 (:mod:`robot_core.demo.client`), hands it to the scenario's steps, stops the nodes and writes into the output
 folder (default ./demo_output): ``tracking.png`` (commanded vs. actual positions and tracking error over simulated
 time; a third panel with the measured wrench when the scenario names a ``wrench_topic``), ``final_pose.png``
-(MuJoCo offscreen rendering of the final pose; a ``cartesian_goal`` fact is drawn as a green sphere),
+(MuJoCo offscreen rendering of the final pose; a ``cartesian_goal`` fact is drawn as a green sphere, a YAML
+world's objects where the file puts them),
 ``camera.png`` (the last frame of the scenario's ``camera_topic``; topic mode only: the camera is rendered by the
 simulator node), ``summary.txt`` / ``summary.json`` (each goal's result, max tracking error, achieved real-time
 factor, wrench and camera) and ``logs/<node>.log``. A scenario's ``world`` is given to the simulator in topic
@@ -110,7 +111,7 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     facts.update(motion)
     facts["wall_seconds_total"] = round(time.monotonic() - wall0, 1)
     progress(f"[{n_steps}/{n_steps}] writing {output}")
-    facts["files"] = _write_outputs(log, output, plan.options.robot, facts, goals)
+    facts["files"] = _write_outputs(log, output, plan.options.robot, facts, goals, plan.options.world)
     _sensor_facts(scenario, log, facts)
     summary = summary_dict(goals, **facts)
     required = ["tracking.png", "final_pose.png"] + (["camera.png"] if expects_camera(scenario, mode) else [])
@@ -181,7 +182,7 @@ def _sensor_facts(scenario: Scenario, log: TrackingLog, facts: dict[str, Any]) -
 
 
 def _write_outputs(log: TrackingLog, output: Path, robot_file: Path, facts: dict[str, Any],
-                   goals: list[GoalOutcome]) -> dict[str, str]:
+                   goals: list[GoalOutcome], world_file: Path | None = None) -> dict[str, str]:
     from robot_core.demo.pose_render import RenderError, render_with_fallback
 
     files: dict[str, str] = {}
@@ -192,10 +193,13 @@ def _write_outputs(log: TrackingLog, output: Path, robot_file: Path, facts: dict
     facts["samples"] = info
     positions = dict(facts.get("final_positions") or log.last_actual())
     goal = (facts.get("cartesian_goal") or {}).get("position")
+    world = world_file if world_file is not None and world_file.suffix in (".yaml", ".yml") else None
     try:
         caption = (f"{facts.get('robot')} at its final pose ({facts.get('mode')} mode)"
-                   + ("; green sphere: the CartesianReach goal of VF0" if goal else ""))
-        rendered = render_with_fallback(robot_file, positions, output / "final_pose.png", goal=goal, caption=caption)
+                   + ("; green sphere: the CartesianReach goal of VF0" if goal else "")
+                   + (f"; {world.name}'s objects where the file puts them" if world else ""))
+        rendered = render_with_fallback(robot_file, positions, output / "final_pose.png", goal=goal, caption=caption,
+                                        world=world)
         facts["gl_backend"] = rendered["backend"]
         files["rendering"] = str(output / "final_pose.png")
     except RenderError as exc:
