@@ -6,6 +6,7 @@ import json
 import sys
 import uuid
 
+import numpy as np
 import pytest
 from ros_harness import NodeProcess, wait_for
 
@@ -21,22 +22,43 @@ def _image(path):
     return matplotlib.image.imread(path)
 
 
-def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes):
+HAND_WEIGHT = 0.7 * 9.81  # N: the hand (0.6 kg) and its two fingers (0.05 kg each) of urdf/rc_arm.urdf
+
+
+def _run_demo(tmp_path, processes, *args: str) -> tuple[object, str]:
     out = tmp_path / "demo_output"
     marker = f"test-demo-{uuid.uuid4().hex}"
-    proc = NodeProcess([sys.executable, "-m", "robot_core.demo", "--output", str(out)], name="demo",
+    proc = NodeProcess([sys.executable, "-m", "robot_core.demo", "--output", str(out), *args], name="demo",
                        env={MARKER_ENV: marker})
-    processes.append(proc)
+    processes.append(proc)  # stopped by the fixture whatever happens
     try:
-        code = proc.proc.wait(timeout=240)
+        code = proc.proc.wait(timeout=300)
     except Exception:
-        pytest.fail(f"demo did not finish:\n{proc.output()[-4000:]}")
+        output = proc.output()
+        pytest.fail(f"demo did not finish:\n{output[-4000:]}")
     output = proc.output()
     assert code == 0, output[-4000:]
+    wait_for(lambda: not processes_with_marker(marker), 10, "no demo process left")
+    return out, output
+
+
+def _check_wrench(summary: dict, out) -> None:
+    """Recorded on the broadcaster's topic, plotted (the third panel makes the plot taller), and at rest the wrist
+    carries the hand's weight."""
+    wrench = summary["wrench"]
+    assert wrench["topic"] == "/force_torque_sensor_broadcaster/wrench"
+    assert wrench["samples"] > 500 and summary["samples"]["wrench_samples"] == wrench["samples"]
+    assert wrench["hand_weight_n"] == pytest.approx(HAND_WEIGHT, rel=1e-6)
+    assert wrench["force_at_rest_n"] == pytest.approx(HAND_WEIGHT, rel=0.05), wrench
+    plot = _image(out / "tracking.png")
+    assert plot.shape[0] >= 1100 and plot.shape[1] >= 1000  # three panels at 110 dpi: 11.5 x 12 in
+
+
+def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes):
+    out, output = _run_demo(tmp_path, processes)
     for step in ("[1/7]", "[3/7]", "[5/7]", "[7/7]"):
         assert step in output  # progress is shown while it runs
     assert "robot_core demo: SUCCESS" in output
-    wait_for(lambda: not processes_with_marker(marker), 10, "no demo process left")
 
     summary = json.loads((out / "summary.json").read_text())
     assert summary["success"] is True
@@ -59,8 +81,18 @@ def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes
     assert text.strip() in output  # also printed to the console
 
     plot = _image(out / "tracking.png")
-    assert plot.shape[0] >= 700 and plot.shape[1] >= 1000
     assert plot[..., :3].std() > 0.05
+    _check_wrench(summary, out)
+    assert summary["world"].endswith("config/worlds/table_top.yaml")
+    # The scene camera's last frame: its size, not blank, and the table (brown, 0.55 0.4 0.25) in view.
+    camera = summary["camera"]
+    assert camera["topic"] == "/scene_camera/image_raw" and camera["frames"] >= 5
+    assert (camera["width"], camera["height"]) == (480, 360) and camera["stamp"] > 10.0
+    frame = _image(out / "camera.png")[..., :3]
+    assert frame.shape == (360, 480, 3) and frame.std() > 0.05
+    brown = (np.abs(frame[..., 0] - 0.55) < 0.2) & (np.abs(frame[..., 1] - 0.4) < 0.15) & (frame[..., 2] < 0.35)
+    assert brown.sum() > 2000, brown.sum()
+    assert "camera.png" in text and "wrist wrench" in text
     render = _image(out / "final_pose.png")
     assert render.shape[:2] == (720, 960)
     rgb = render[..., :3]
@@ -68,4 +100,17 @@ def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes
     # The arm is in the picture: its orange links (rc_orange, 0.95 0.45 0.10) cover a visible area.
     orange = (rgb[..., 0] > 0.7) & (rgb[..., 1] > 0.25) & (rgb[..., 1] < 0.6) & (rgb[..., 2] < 0.3)
     assert orange.sum() > 2000
+    table = (np.abs(rgb[..., 0] - 0.4) < 0.2) & (np.abs(rgb[..., 1] - 0.28) < 0.15) & (rgb[..., 2] < 0.25)
+    assert table.sum() > 30000, table.sum()  # the table of the world is drawn too (without it: about 4000)
     assert (out / "logs" / "controller_manager.log").is_file()
+
+
+def test_embedded_demo_records_the_wrench_and_says_why_there_is_no_camera_or_world(tmp_path, processes):
+    out, output = _run_demo(tmp_path, processes, "--mode", "embedded")
+    assert "robot_core demo: SUCCESS" in output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["success"] is True and summary["mode"] == "embedded"
+    assert all(g["success"] for g in summary["goals"]) and len(summary["goals"]) == 3
+    _check_wrench(summary, out)
+    assert summary["camera"]["frames"] == 0 and "no simulator node" in summary["camera"]["note"]
+    assert summary["world"].startswith("none: embedded mode") and not (out / "camera.png").exists()

@@ -46,7 +46,7 @@ def test_committed_urdf_equals_fresh_xacro_expansion(rc_arm):
 def test_rc_arm_structure(rc_arm):
     assert rc_arm.name == "rc_arm" and rc_arm.fixed_base
     assert list(rc_arm.links) == ["base_link", *[f"link{i}" for i in range(1, 8)], "hand", "finger_left",
-                                  "finger_right", "tcp"]
+                                  "finger_right", "tcp", "scene_camera_link"]
     assert rc_arm.root_link == "base_link"
     assert rc_arm.actuated_joint_names() == [*ARM_JOINTS, "finger_left_joint"]
     assert rc_arm.scalar_joint_names() == [*ARM_JOINTS, "finger_left_joint", "finger_right_joint"]
@@ -55,6 +55,8 @@ def test_rc_arm_structure(rc_arm):
     assert (types["hand_joint"], types["tcp_joint"]) == ("fixed", "fixed")
     assert (rc_arm.joints["hand_joint"].parent, rc_arm.joints["hand_joint"].child) == ("link7", "hand")
     assert (rc_arm.joints["tcp_joint"].parent, rc_arm.joints["tcp_joint"].child) == ("hand", "tcp")
+    camera_joint = rc_arm.joints["scene_camera_joint"]
+    assert (camera_joint.type, camera_joint.parent, camera_joint.child) == ("fixed", "base_link", "scene_camera_link")
     right = rc_arm.joints["finger_right_joint"]
     assert right.type == "prismatic" and right.mimic.joint == "finger_left_joint" and right.mimic.multiplier == 1
     left = rc_arm.joints["finger_left_joint"]
@@ -64,7 +66,7 @@ def test_rc_arm_structure(rc_arm):
 def test_rc_arm_masses_inertias_limits(rc_arm):
     assert rc_arm.total_mass() == pytest.approx(18.0)
     for link in rc_arm.links.values():
-        if link.name == "tcp":
+        if link.name in ("tcp", "scene_camera_link"):  # massless frames
             assert link.inertial is None
             continue
         assert link.inertial.mass > 0
@@ -100,6 +102,21 @@ def _fk(model, q: dict[str, float], tip: str) -> np.ndarray:
             step[:3, 3] = joint.axis * value
             pose = pose @ step
     return pose
+
+
+def test_rc_arm_scene_camera_looks_at_the_table_of_table_top(rc_arm):
+    """The Gazebo camera on scene_camera_link (it looks along its x axis) aims at the table top of
+    config/worlds/table_top.yaml (table centre x = 0.55, top at z = 0.2; boxes up to z = 0.3) from off the table."""
+    (camera,) = rc_arm.sensors
+    assert (camera.name, camera.kind, camera.link, camera.update_rate) == ("scene_camera", "camera",
+                                                                           "scene_camera_link", 5.0)
+    assert (camera.params["width"], camera.params["height"]) == (480, 360)
+    pose = rc_arm.joints["scene_camera_joint"].origin.matrix()
+    eye, axis = pose[:3, 3], pose[:3, 0]
+    target = np.array([0.45, 0.0, 0.3])
+    miss = np.linalg.norm(np.cross(target - eye, axis))  # distance of the target from the optical axis
+    assert miss < 0.01 and np.dot(target - eye, axis) > 1.0
+    assert not (0.3 <= eye[0] <= 0.8 and abs(eye[1]) <= 0.4)  # not above the table
 
 
 def test_rc_arm_home_pose_reach_and_conditioning(rc_arm):

@@ -41,7 +41,7 @@ def test_every_link_is_a_child_once_and_moving_edges_match_joint_motion():
     assert not tfs.needs_poses
     children = [c for _, c in tfs.moving_edges] + [s.child for s in tfs.static]
     assert sorted(children) == sorted(set(robot.links) - {robot.root_link})
-    assert {s.child for s in tfs.static} == {"hand", "tcp"}
+    assert {s.child for s in tfs.static} == {"hand", "tcp", "scene_camera_link"}
 
     engine.set_joint_state({"joint1": -2.9, "joint2": 0.7, "joint4": 1.1, "joint7": 2.5, "finger_left_joint": 0.03})
     trans, quat = tfs.moving(engine.positions())

@@ -12,7 +12,7 @@ import pytest
 from robot_files import ERD_ROBOTS, erd_robot
 
 from robot_core.model import RobotModelError, RobotModelWarning, load_robot
-from robot_core.model.sensors import sensors_of
+from robot_core.model.sensors import select_sensors, sensors_of
 
 LINKS = """
   <link name="base_link"/>
@@ -168,12 +168,92 @@ def test_unknown_sensor_type_warns_with_file_and_line_and_the_robot_loads(tmp_pa
     assert [s.name for s in model.sensors] == ["hls_lfcd_lds", "camera", "wrist_ft"]
 
 
-def test_pre_sdf_sensor_form_warns_and_is_skipped(tmp_path):
-    path = _write(tmp_path, '<gazebo reference="base_scan">\n<sensor:ray name="base_laser"><rayCount>640</rayCount>'
-                            '</sensor:ray>\n</gazebo>')
+# The PR2's pre-SDF form (Gazebo 0.x), element for element as example-robot-data's pr2.urdf writes it.
+PRE_SDF = """
+  <gazebo reference="base_scan">
+    <sensor:ray name="base_laser">
+      <rayCount>640</rayCount>
+      <rangeCount>640</rangeCount>
+      <laserCount>1</laserCount>
+      <origin>0.0 0.0 0.05</origin>
+      <displayRays>false</displayRays>
+      <minAngle>-129.998394137</minAngle>
+      <maxAngle>129.998394137</maxAngle>
+      <minRange>0.05</minRange>
+      <maxRange>10.0</maxRange>
+      <resRange>0.01</resRange>
+      <updateRate>20</updateRate>
+      <controller:gazebo_ros_laser name="base_laser_controller" plugin="libgazebo_ros_laser.so">
+        <gaussianNoise>0.005</gaussianNoise>
+        <alwaysOn>true</alwaysOn>
+        <updateRate>20</updateRate>
+        <topicName>base_scan</topicName>
+        <frameName>base_laser_link</frameName>
+        <interface:laser name="base_laser_iface"/>
+      </controller:gazebo_ros_laser>
+    </sensor:ray>
+  </gazebo>
+  <gazebo reference="camera_link">
+    <sensor:camera name="wide_stereo_l">
+      <imageSize>640 480</imageSize>
+      <imageFormat>BAYER_BGGR8</imageFormat>
+      <hfov>90</hfov>
+      <nearClip>0.1</nearClip>
+      <farClip>100</farClip>
+      <updateRate>25.0</updateRate>
+      <controller:gazebo_ros_camera name="wide_stereo_l_controller" plugin="libgazebo_ros_camera.so">
+        <alwaysOn>true</alwaysOn>
+        <imageTopicName>wide_stereo/left/image_raw</imageTopicName>
+        <frameName>wide_stereo_optical_frame</frameName>
+      </controller:gazebo_ros_camera>
+    </sensor:camera>
+    <turnGravityOff>true</turnGravityOff>
+  </gazebo>
+  <gazebo reference="base_link">
+    <sensor:contact name="base_contact_sensor">
+      <geom>base_link_collision</geom>
+      <updateRate>100.0</updateRate>
+    </sensor:contact>
+  </gazebo>
+"""
+
+
+def test_pre_sdf_laser_and_camera_are_read_like_the_sdf_form(tmp_path):
+    path = _write(tmp_path, PRE_SDF)
     model, warned = _load(path)
-    assert model.sensors == []
-    assert len(warned) == 1 and f":{_line_of(path, 'sensor:ray')}:" in warned[0] and "pre-SDF" in warned[0]
+    laser, camera = model.sensors
+    assert (laser.name, laser.kind, laser.gazebo_type, laser.link) == ("base_laser", "ray", "sensor:ray", "base_scan")
+    np.testing.assert_allclose(laser.pose.xyz, [0, 0, 0.05])
+    assert laser.update_rate == 20.0 and laser.always_on and laser.frame_id == "base_laser_link"
+    assert laser.topic == "base_scan" and laser.source.line == _line_of(path, 'name="base_laser"')
+    assert laser.params["samples"] == 640 and laser.params["range_max"] == 10.0
+    assert laser.params["range_min"] == 0.05 and laser.params["range_resolution"] == 0.01
+    assert laser.params["min_angle"] == pytest.approx(-math.radians(129.998394137))  # degrees in this form
+    assert laser.params["max_angle"] == pytest.approx(2.2689, abs=1e-4)
+    assert (camera.kind, camera.link, camera.update_rate, camera.frame_id) == (
+        "camera", "camera_link", 25.0, "wide_stereo_optical_frame")
+    assert camera.topic == "wide_stereo/left/image_raw" and camera.params["plugin"] == "libgazebo_ros_camera.so"
+    assert {k: camera.params[k] for k in ("width", "height", "format", "near", "far")} == {
+        "width": 640, "height": 480, "format": "BAYER_BGGR8", "near": 0.1, "far": 100.0}
+    assert camera.params["horizontal_fov"] == pytest.approx(math.pi / 2)
+    # The contact sensor is not simulated: a warning naming its line, and the robot loads.
+    assert len(warned) == 1 and f":{_line_of(path, 'base_contact_sensor')}:" in warned[0], warned
+    assert "'contact'" in warned[0]
+
+
+@pytest.mark.parametrize("old, new, needle, message", [
+    ("<imageSize>640 480</imageSize>", "<imageSize>640</imageSize>", "<imageSize>640<", "two positive whole"),
+    ("<hfov>90</hfov>", "<hfov>190</hfov>", "<hfov>190", "(0, 180) degrees"),
+    ("<maxRange>10.0</maxRange>", "<maxRange>0.01</maxRange>", 'name="base_laser"', "need 0 <= min < max"),
+    ("<minAngle>-129.998394137</minAngle>", "<minAngle>150</minAngle>", 'name="base_laser"', "< minAngle"),
+    ("<origin>0.0 0.0 0.05</origin>", "<origin>0 0</origin>", "<origin>0 0<", "3 finite numbers"),
+])
+def test_invalid_pre_sdf_sensor_is_an_error_naming_file_line_and_element(tmp_path, old, new, needle, message):
+    path = _write(tmp_path, PRE_SDF.replace(old, new))
+    with pytest.raises(RobotModelError) as err:
+        _load(path)
+    text = str(err.value)
+    assert f"{path}:{_line_of(path, needle)}" in text and message in text and "<sensor:" in text, text
 
 
 @pytest.mark.parametrize("body, needle, message", [
@@ -227,3 +307,37 @@ def test_third_party_robots_sensors_are_read():
     assert all(s.link in tiago.links for s in tiago.sensors)
     fts = sensors_of(icub, "force_torque")
     assert len(fts) == 6 and all(s.params["joint"] in icub.joints for s in fts)
+
+
+@pytest.mark.skipif(ERD_ROBOTS is None, reason="example-robot-data is not installed")
+def test_pr2_pre_sdf_lasers_and_cameras_are_read():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pr2 = load_robot(erd_robot("pr2_description/urdf/pr2.urdf"))
+    lasers = {s.name: s for s in sensors_of(pr2, "ray")}
+    assert set(lasers) == {"base_laser", "laser_tilt"}
+    assert lasers["base_laser"].link == "base_laser_link" and lasers["base_laser"].update_rate == 20.0
+    assert lasers["laser_tilt"].link == "laser_tilt_link" and lasers["laser_tilt"].update_rate == 40.0
+    assert all(s.params["samples"] == 640 and s.params["range_max"] == 10.0 for s in lasers.values())
+    assert lasers["laser_tilt"].params["max_angle"] == pytest.approx(math.radians(80.0), abs=1e-6)
+    cameras = {s.name: s for s in sensors_of(pr2, "camera")}
+    assert len(cameras) == 7 and cameras["high_def_sensor"].params["width"] == 2448  # + stereo pairs, forearms
+    assert cameras["r_forearm_cam_sensor"].frame_id == "r_forearm_cam_optical_frame"
+    assert all(s.link in pr2.links for s in pr2.sensors)
+    skipped = [str(w.message) for w in caught if "'contact'" in str(w.message)]
+    assert skipped and all("pr2.urdf:" in m for m in skipped)
+
+
+def test_select_sensors_keeps_the_named_cameras_and_lasers_at_the_given_rates(tmp_path):
+    model, _ = _load(_write(tmp_path, CLASSIC))
+    every = select_sensors(model.sensors)
+    assert every == model.sensors
+    chosen = select_sensors(model.sensors, ["camera"], {"camera": 2.0})
+    assert [(s.name, s.update_rate) for s in chosen] == [("camera", 2.0), ("wrist_ft", 100.0)]  # other kinds stay
+    assert model.sensors[1].update_rate == 30.0  # the model's own spec is not changed
+    with pytest.raises(ValueError, match=r"parameter 'sensors' names 'cam', which .* \(it has: camera, hls_lfcd_lds\)"):
+        select_sensors(model.sensors, ["cam"])
+    with pytest.raises(ValueError, match=r"parameter 'sensor_rates' names 'wrist_ft'"):
+        select_sensors(model.sensors, (), {"wrist_ft": 1.0})
+    with pytest.raises(ValueError, match=r"'sensor_rates.camera' = 0.0 must be a positive rate"):
+        select_sensors(model.sensors, (), {"camera": 0.0})

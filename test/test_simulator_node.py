@@ -276,11 +276,12 @@ def test_rc_arm_with_upstream_packed_commands(processes, ros):
     goal = dict(zip(names, target, strict=True))
     q = sim.wait_state(lambda q, _: near(q, goal, 0.01), 20, "rc_arm at the commanded pose")
     assert q["finger_right_joint"] == pytest.approx(q["finger_left_joint"], abs=1e-3)
-    wait_for(lambda: ("link7", "hand") in sim.tf_static, 10, "rc_arm /tf_static")
+    camera = ("scene_camera_link", "scene_camera_optical_frame")  # the scene camera's optical frame (sim_sensors)
+    wait_for(lambda: {("link7", "hand"), camera} <= set(sim.tf_static), 10, "rc_arm /tf_static")
     wait_for(lambda: {("hand", "finger_right"), ("link6", "link7")} <= set(sim.tf), 10, "rc_arm /tf")
     children = {c for _, c in sim.tf} | {c for _, c in sim.tf_static}
     assert children == {"link1", "link2", "link3", "link4", "link5", "link6", "link7", "hand", "finger_left",
-                        "finger_right", "tcp"}
+                        "finger_right", "tcp", "scene_camera_link", "scene_camera_optical_frame"}
 
 
 def test_description_from_topic_and_sigterm_exit(processes, ros):

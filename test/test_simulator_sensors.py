@@ -215,3 +215,28 @@ def test_sensor_frames_that_are_not_links_go_on_tf_static(ros: RosTestContext):
     lidar = tfs[("base_scan", "lidar")].transform
     assert lidar.translation.z == pytest.approx(0.01)
     assert (lidar.rotation.w, lidar.rotation.z) == pytest.approx((math.cos(0.25), math.sin(0.25)))
+
+
+def test_sensors_and_sensor_rates_pick_sensors_and_set_their_rates(world_file: Path, sensor_sim):
+    """sensors:=[lidar] leaves the camera out; sensor_rates.lidar sets its rate; a name the robot lacks stops the
+    start with a message naming the parameter."""
+    sensor_sim.stop(signal.SIGINT)
+    bad = start_simulator("sensor_bot.urdf", "sensors:=[lidar,sonar]")
+    try:
+        assert bad.proc.wait(timeout=60) != 0
+        assert "parameter 'sensors' names 'sonar', which is not a camera or laser" in bad.output()
+    finally:
+        bad.stop()
+    proc = _start(world_file, "sensors:=[lidar]", "sensor_rates.lidar:=5.0")
+    ctx = RosTestContext()
+    try:
+        c = SensorClient(ctx, "select_client")
+        c.wait_connected(60)
+        wait_for(lambda: len(c.stamps["/lidar/scan"]) > 3 and max(c.stamps["/lidar/scan"]) -
+                 min(c.stamps["/lidar/scan"]) >= 2.0, 90, "2 s of scans")
+        rate, _ = _rate(c.stamps["/lidar/scan"])
+        assert rate == pytest.approx(5.0, rel=0.02)
+        assert c.node.count_publishers("/camera/image_raw") == 0
+    finally:
+        ctx.shutdown()
+        assert proc.stop(signal.SIGINT) == 0, proc.output()[-3000:]

@@ -54,3 +54,5 @@ finger_right_joint (finger_right_joint_origin) { joint: transY, limits: [0 0.04]
 finger_right (finger_right_joint) { Q: <E(0 0 -3.141592653589793)>, mass: 0.05, com: [0 -0.006 0.025], inertia: [1.101666666666667e-05 0 0 1.2083333333333335e-05 0 2.266666666666667e-06] }
 finger_right_pad (finger_right) { Q: <t(0 -0.006 0.025)>, shape: box, size: [0.02 0.012 0.05], color: [0.35 0.36 0.38] }
 tcp (hand) { Q: <t(0 0 0.075)> }
+scene_camera_joint (base_link) { Q: <t(1.25 -0.75 0.95) E(0 0.535 2.389)> }
+scene_camera_link (scene_camera_joint) {}

@@ -24,11 +24,23 @@ class RenderError(RuntimeError):
     """No OpenGL backend could render; the message lists what each one said."""
 
 
-def _scene(goal: Sequence[float] | None) -> Any:
-    """MjSpec hook: sky, a checkered floor, two lights and (optionally) a marker at a Cartesian goal."""
+def _scene(goal: Sequence[float] | None, world: str | None = None, root_link: str | None = None) -> Any:
+    """MjSpec hook: sky, a checkered floor, two lights, (optionally) a marker at a Cartesian goal and the objects
+    of a YAML world file (doc/world.md) where the file puts them."""
+    import dataclasses
+
     import mujoco
 
+    world_hook = None
+    if world:
+        from robot_core.physics.world import load_world, scene_hook
+
+        # our checkered floor replaces the world's plane
+        world_hook = scene_hook(dataclasses.replace(load_world(world), floor=False), root_link)
+
     def hook(spec: Any) -> None:
+        if world_hook is not None:
+            world_hook(spec)
         spec.add_texture(name="rc_sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
                          builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, rgb1=[0.55, 0.68, 0.85],
                          rgb2=[0.97, 0.98, 1.0], width=256, height=256)
@@ -52,7 +64,7 @@ def _scene(goal: Sequence[float] | None) -> Any:
 
 def render_png(robot_file: str | Path, positions: Mapping[str, float], out: str | Path, *,
                goal: Sequence[float] | None = None, caption: str = "", width: int = 960,
-               height: int = 720) -> dict[str, Any]:
+               height: int = 720, world: str | None = None) -> dict[str, Any]:
     """Render in this process with whatever ``MUJOCO_GL`` selected; returns image facts (size, pixel spread)."""
     import matplotlib
 
@@ -65,7 +77,7 @@ def render_png(robot_file: str | Path, positions: Mapping[str, float], out: str 
     from robot_core.physics.engine import PhysicsEngine
 
     robot = load_robot(str(robot_file))
-    engine = PhysicsEngine(robot, scene=_scene(goal), include_visuals=True)
+    engine = PhysicsEngine(robot, scene=_scene(goal, world, robot.root_link), include_visuals=True)
     known = {k: float(v) for k, v in positions.items() if k in engine.joint_names}
     engine.set_joint_state(known)
     model, data = engine.model, engine.data
@@ -75,8 +87,10 @@ def render_png(robot_file: str | Path, positions: Mapping[str, float], out: str 
     model.vis.quality.shadowsize = 4096
     renderer = mujoco.Renderer(model, height, width)
     camera = mujoco.MjvCamera()
-    # Frame the links' bounding box (robot-agnostic), looking from the front-right, slightly from above.
-    poses = np.array([p[:3, 3] for p in engine.link_poses().values()])
+    # Frame the bounding box of the links that have a shape (robot-agnostic; a bare frame such as rc_arm's scene
+    # camera, 1.5 m off the base, would shrink the robot), looking from the front-right, slightly from above.
+    shaped = {n for n, link in robot.links.items() if link.visuals or link.collisions}
+    poses = np.array([p[:3, 3] for n, p in engine.link_poses().items() if n in shaped or not shaped])
     lo, hi = poses.min(axis=0), poses.max(axis=0)
     camera.lookat[:] = (lo + hi) / 2.0
     camera.distance = max(0.8, 2.0 * float(np.linalg.norm(hi - lo)))
@@ -101,10 +115,12 @@ def render_png(robot_file: str | Path, positions: Mapping[str, float], out: str 
 
 def render_with_fallback(robot_file: str | Path, positions: Mapping[str, float], out: str | Path, *,
                          goal: Sequence[float] | None = None, caption: str = "",
-                         backends: Sequence[str] = GL_BACKENDS, timeout: float = 120.0) -> dict[str, Any]:
+                         backends: Sequence[str] = GL_BACKENDS, timeout: float = 120.0,
+                         world: str | Path | None = None) -> dict[str, Any]:
     """Try each OpenGL backend in a child process until one renders; returns the facts plus ``backend``."""
     request = json.dumps({"robot": str(robot_file), "positions": dict(positions), "out": str(out),
-                          "goal": list(goal) if goal is not None else None, "caption": caption})
+                          "goal": list(goal) if goal is not None else None, "caption": caption,
+                          "world": str(world) if world else None})
     failures = []
     for backend in backends:
         env = dict(os.environ, MUJOCO_GL=backend)
@@ -132,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("request", help="JSON: robot, positions, out, goal")
     req = json.loads(parser.parse_args(argv).request)
     facts = render_png(req["robot"], req["positions"], req["out"], goal=req.get("goal"),
-                       caption=req.get("caption", ""))
+                       caption=req.get("caption", ""), world=req.get("world"))
     print(json.dumps(facts))
     return 0
 

@@ -1,5 +1,6 @@
-"""The demo's record and results, without ROS: commanded vs. actual joint positions over (simulated) time,
-goal outcomes, tracking-error metrics, the plot and the summary files.
+"""The demo's record and results, without ROS: commanded vs. actual joint positions over (simulated) time, the
+measured wrist wrench and the last camera frame, goal outcomes, tracking-error metrics, the plot, the camera image
+and the summary files.
 
 The demo node feeds samples in as they arrive; everything here is plain numpy/matplotlib so it is unit-tested
 with synthetic data.
@@ -50,6 +51,9 @@ class TrackingLog:
         self._lock = threading.Lock()
         self._actual: list[tuple[float, np.ndarray]] = []
         self._commanded: list[tuple[float, np.ndarray]] = []
+        self._wrench: list[tuple[float, np.ndarray]] = []  # (t, [fx, fy, fz, tx, ty, tz])
+        self._frame: tuple[float, np.ndarray] | None = None  # the last camera image (t, H x W x 3 uint8)
+        self._frames = 0
         self.phases: list[Phase] = []
 
     def _row(self, names: Sequence[str], values: Sequence[float]) -> np.ndarray | None:
@@ -73,6 +77,45 @@ class TrackingLog:
         if row is not None:
             with self._lock:
                 self._commanded.append((float(t), row))
+
+    def add_wrench(self, t: float, force: Sequence[float], torque: Sequence[float]) -> None:
+        """One measured wrench (N, N m), e.g. from a force_torque_sensor_broadcaster's WrenchStamped."""
+        row = np.array([*force, *torque], dtype=float)
+        if row.shape != (6,):
+            raise ValueError(f"a wrench is 3 forces and 3 torques, got {row.size} values")
+        with self._lock:
+            self._wrench.append((float(t), row))
+
+    def wrench(self) -> tuple[np.ndarray, np.ndarray]:
+        """(t, N x 6 [fx, fy, fz, tx, ty, tz]) in time order."""
+        with self._lock:
+            return self._arrays(list(self._wrench), 6)
+
+    def wrench_at_rest(self) -> float:
+        """Median |force| before the first phase began (the arm still at its start pose); NaN without samples."""
+        t, w = self.wrench()
+        with self._lock:
+            start = self.phases[0].start if self.phases else math.inf
+        sel = t < start
+        return float(np.median(np.linalg.norm(w[sel, :3], axis=1))) if sel.any() else math.nan
+
+    def set_camera_frame(self, t: float, image: np.ndarray) -> None:
+        """Keep the latest camera image (H x W x 3 uint8), replacing the previous one."""
+        if image.ndim != 3 or image.shape[2] != 3:
+            raise ValueError(f"a camera frame is H x W x 3, got shape {image.shape}")
+        with self._lock:
+            self._frame = (float(t), image)
+            self._frames += 1
+
+    def camera_frame(self) -> tuple[float, np.ndarray] | None:
+        with self._lock:
+            return self._frame
+
+    @property
+    def camera_frames(self) -> int:
+        """How many frames were offered (only the last is kept)."""
+        with self._lock:
+            return self._frames
 
     def begin(self, name: str, t: float) -> Phase:
         with self._lock:
@@ -160,7 +203,8 @@ def with_gaps(t: np.ndarray, values: np.ndarray, gap: float = GAP) -> tuple[np.n
 
 
 def plot_tracking(log: TrackingLog, out: str | Path, title: str) -> dict[str, Any]:
-    """Two panels over simulated time: commanded (dashed) vs. actual (solid) per joint, and tracking error."""
+    """Panels over simulated time: commanded (dashed) vs. actual (solid) per joint, tracking error, and the
+    measured wrench when one was recorded."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -169,15 +213,21 @@ def plot_tracking(log: TrackingLog, out: str | Path, title: str) -> dict[str, An
     ta, qa = log.actual()
     tc, qc = log.commanded()
     te, err = log.tracking_error()
+    tw, w = log.wrench()
     t0 = min([a for a in (ta[:1].tolist() + tc[:1].tolist())] or [0.0])
-    n_actual, n_commanded = int(ta.size), int(tc.size)
+    n_actual, n_commanded, n_wrench = int(ta.size), int(tc.size), int(tw.size)
     ta, qa = with_gaps(ta, qa)
     tc, qc = with_gaps(tc, qc)
     te, err = with_gaps(te, err)
-    fig, (ax_q, ax_e) = plt.subplots(2, 1, figsize=(12, 8.5), sharex=True, gridspec_kw={"height_ratios": [3, 2]},
-                                     constrained_layout=True)
+    tw, w = with_gaps(tw, w)
+    ratios = [3, 2, 2] if n_wrench else [3, 2]
+    fig, axes = plt.subplots(len(ratios), 1, figsize=(12, 8.5 + 3.0 * bool(n_wrench)), sharex=True,
+                             gridspec_kw={"height_ratios": ratios}, constrained_layout=True)
+    ax_q, ax_e = axes[0], axes[1]
     colors = plt.get_cmap("tab10").colors
-    for ax in (ax_q, ax_e):
+    if n_wrench:
+        _plot_wrench(axes[2], tw - t0, w)
+    for ax in axes:
         for k, p in enumerate(log.phases):
             end = p.end if p.end is not None else (ta[-1] if ta.size else p.start)
             ax.axvspan(p.start - t0, end - t0, color=PHASE_COLORS[k % len(PHASE_COLORS)], alpha=0.8, lw=0)
@@ -206,12 +256,40 @@ def plot_tracking(log: TrackingLog, out: str | Path, title: str) -> dict[str, An
     labels += ["actual (solid)", "commanded (dashed)"]
     ax_q.legend(handles, labels, loc="center left", bbox_to_anchor=(1.005, 0.5), fontsize=9, frameon=False)
     ax_e.set_ylabel("|commanded - actual| [rad]")
-    ax_e.set_xlabel("simulated time [s]")
+    axes[-1].set_xlabel("simulated time [s]")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     plt.close(fig)
-    return {"actual_samples": n_actual, "commanded_samples": n_commanded}
+    return {"actual_samples": n_actual, "commanded_samples": n_commanded, "wrench_samples": n_wrench}
+
+
+def _plot_wrench(ax: Any, t: np.ndarray, w: np.ndarray) -> None:
+    """Force components and |F| (left axis, N), torque components (right axis, N m, dotted)."""
+    with np.errstate(invalid="ignore"):
+        magnitude = np.linalg.norm(w[:, :3], axis=1)
+    for k, (name, c) in enumerate(zip("xyz", ("tab:red", "tab:green", "tab:blue"), strict=True)):
+        ax.plot(t, w[:, k], color=c, lw=1.0, label=f"F{name}")
+    ax.plot(t, magnitude, color="black", lw=1.6, label="|F|")
+    ax.set_ylabel("wrist force [N]")
+    twin = ax.twinx()
+    for k, (name, c) in enumerate(zip("xyz", ("tab:red", "tab:green", "tab:blue"), strict=True)):
+        twin.plot(t, w[:, 3 + k], color=c, lw=0.9, ls=":", label=f"T{name}")
+    twin.set_ylabel("wrist torque [N m] (dotted)")
+    handles, labels = ax.get_legend_handles_labels()
+    more, more_labels = twin.get_legend_handles_labels()
+    ax.legend(handles + more, labels + more_labels, loc="center left", bbox_to_anchor=(1.06, 0.5), fontsize=9,
+              frameon=False, title="measured wrench", title_fontsize=9)
+
+
+def write_camera_frame(image: np.ndarray, out: str | Path) -> dict[str, Any]:
+    """Save a camera image (H x W x 3 uint8) as PNG; its size and pixel spread (0 for a blank frame)."""
+    import matplotlib.image
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    matplotlib.image.imsave(out, image)
+    return {"width": int(image.shape[1]), "height": int(image.shape[0]), "pixel_std": float(image.std())}
 
 
 def _label_phases(ax: Any, phases: list[Phase], t0: float) -> None:
@@ -278,6 +356,22 @@ def summary_text(summary: dict[str, Any]) -> str:
         lines.append(f"  achieved real-time factor: {_fmt(summary['real_time_factor'], '', 3)} "
                      f"({_fmt(summary.get('sim_seconds'), ' s', 4)} simulated in "
                      f"{_fmt(summary.get('wall_seconds'), ' s', 4)} wall)")
+    wrench = summary.get("wrench")
+    if wrench:
+        lines.append(f"  wrist wrench: {wrench.get('samples', 0)} samples on {wrench.get('topic')} (plotted in "
+                     f"tracking.png); |F| at rest {_fmt(wrench.get('force_at_rest_n'), ' N')}"
+                     + (f" (the hand's weight: {_fmt(wrench['hand_weight_n'], ' N')})"
+                        if wrench.get("hand_weight_n") is not None else ""))
+    camera = summary.get("camera")
+    if camera:
+        if camera.get("frames"):
+            lines.append(f"  camera: last of {camera['frames']} frames from {camera.get('topic')} "
+                         f"({camera.get('width')}x{camera.get('height')}, t = {_fmt(camera.get('stamp'), ' s', 4)}) "
+                         "saved as camera.png")
+        else:
+            lines.append(f"  camera: no frame from {camera.get('topic')}: {camera.get('note', 'none received')}")
+    if summary.get("world"):
+        lines.append(f"  world: {summary['world']}")
     for k, v in summary.get("files", {}).items():
         lines.append(f"  {k}: {v}")
     return "\n".join(lines)

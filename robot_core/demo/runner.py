@@ -4,9 +4,14 @@ Brings the scenario's robot up headless through :class:`robot_core.bringup.run.B
 manager, RBC as child processes; controllers spawned with the spawner), starts the demo's ROS client
 (:mod:`robot_core.demo.client`), hands it to the scenario's steps, stops the nodes and writes into the output
 folder (default ./demo_output): ``tracking.png`` (commanded vs. actual positions and tracking error over simulated
-time), ``final_pose.png`` (MuJoCo offscreen rendering of the final pose; a ``cartesian_goal`` fact is drawn as a
-green sphere), ``summary.txt`` / ``summary.json`` (each goal's result, max tracking error, achieved real-time
-factor) and ``logs/<node>.log``. Exit code 0 only when every goal succeeded and every file was written.
+time; a third panel with the measured wrench when the scenario names a ``wrench_topic``), ``final_pose.png``
+(MuJoCo offscreen rendering of the final pose; a ``cartesian_goal`` fact is drawn as a green sphere, a YAML
+world's objects where the file puts them),
+``camera.png`` (the last frame of the scenario's ``camera_topic``; topic mode only: the camera is rendered by the
+simulator node), ``summary.txt`` / ``summary.json`` (each goal's result, max tracking error, achieved real-time
+factor, wrench and camera) and ``logs/<node>.log``. A scenario's ``world`` is given to the simulator in topic
+mode; embedded mode has no simulator node and runs the robot alone (worlds are refused there). Exit code 0 only
+when every goal succeeded and every file was written.
 """
 
 from __future__ import annotations
@@ -23,7 +28,15 @@ from typing import Any
 from robot_core.bringup.plan import BringupConfigError, BringupOptions, make_plan
 from robot_core.bringup.run import Bringup, BringupError
 from robot_core.demo.client import DemoNode, DemoStepError, progress
-from robot_core.demo.report import GoalOutcome, TrackingLog, plot_tracking, summary_dict, summary_text, write_summary
+from robot_core.demo.report import (
+    GoalOutcome,
+    TrackingLog,
+    plot_tracking,
+    summary_dict,
+    summary_text,
+    write_camera_frame,
+    write_summary,
+)
 
 Facts = dict[str, Any]
 
@@ -47,6 +60,9 @@ class Scenario:
     # the scenario's own files (e.g. pick_place.png) from its facts, written after the nodes stopped: name -> path
     outputs: Callable[[Path, Facts], dict[str, str]] | None = None
     modes: tuple[str, ...] = ("topic", "embedded")  # the bring-up modes it can run in
+    world: str | None = None  # world file for the simulator (doc/world.md); topic mode only
+    wrench_topic: str | None = None  # geometry_msgs/WrenchStamped recorded for tracking.png's wrench panel
+    camera_topic: str | None = None  # sensor_msgs/Image (rgb8) whose last frame is saved as camera.png
 
 
 def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str | None = None) -> int:
@@ -58,20 +74,24 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     output = output.resolve()
     output.mkdir(parents=True, exist_ok=True)
-    for stale in ("tracking.png", "final_pose.png", "summary.txt", "summary.json"):
+    for stale in ("tracking.png", "final_pose.png", "camera.png", "summary.txt", "summary.json"):
         with contextlib.suppress(FileNotFoundError):
             (output / stale).unlink()
     n_steps = scenario.steps
     progress(f"robot_core demo -> {output}")
     progress(f"[1/{n_steps}] bringing {scenario.subject} up headless (mode {mode}; node logs in {output / 'logs'})")
+    world = scenario.world if mode == "topic" else None  # the embedded manager simulates the robot alone
     try:
         plan = make_plan(BringupOptions.create(robot=robot or scenario.robot, mode=mode, headless=True,
-                                               **scenario.bringup))
+                                               **({"world": world} if world else {}), **scenario.bringup))
     except BringupConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     goals: list[GoalOutcome] = []
     facts: dict[str, Any] = {"robot": plan.options.robot.name, "mode": mode}
+    if scenario.world:
+        facts["world"] = (str(plan.options.world) if plan.options.world else
+                          f"none: {mode} mode has no simulator node, so the robot runs alone (no {scenario.world})")
     scenario.prepare(plan.options.robot, facts)
     log = TrackingLog(scenario.joints)
     wall0 = time.monotonic()
@@ -86,6 +106,7 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
             progress(f"      up in {bringup.report.seconds:.1f} s: {', '.join(bringup.report.pids)}")
             demo = DemoNode(log)
             try:
+                record_sensors(demo, scenario)
                 goals, motion = scenario.run(demo, n_steps, facts)
             except DemoStepError as exc:
                 progress(f"      FAILED: {exc}")
@@ -99,7 +120,8 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     facts.update(motion)
     facts["wall_seconds_total"] = round(time.monotonic() - wall0, 1)
     progress(f"[{n_steps}/{n_steps}] writing {output}")
-    facts["files"] = _write_outputs(log, output, plan.options.robot, facts, goals)
+    facts["files"] = _write_outputs(log, output, plan.options.robot, facts, goals, plan.options.world)
+    _sensor_facts(scenario, log, facts)
     own: dict[str, str] = {}
     if scenario.outputs is not None:
         try:
@@ -108,8 +130,11 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
             goals.append(GoalOutcome(f"{scenario.name} outputs", "matplotlib", False, "failed", str(exc)))
         facts["files"].update(own)
     summary = summary_dict(goals, **facts)
-    files_ok = all((output / f).is_file() for f in ("tracking.png", "final_pose.png", *own.values()))
-    if not files_ok:
+    required = ["tracking.png", "final_pose.png", *own.values()] + (["camera.png"] if expects_camera(scenario, mode)
+                                                                     else [])
+    files_ok = all((output / f).is_file() for f in required)
+    wrench_ok = not scenario.wrench_topic or facts["wrench"]["samples"] > 0
+    if not (files_ok and wrench_ok):
         summary["success"] = False
     write_summary(summary, output)
     print()
@@ -117,8 +142,64 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     return 0 if summary["success"] else 1
 
 
+def expects_camera(scenario: Scenario, mode: str) -> bool:
+    """camera.png is due in topic mode only: the simulator node renders the cameras."""
+    return bool(scenario.camera_topic) and mode == "topic"
+
+
+def record_sensors(demo: DemoNode, scenario: Scenario) -> None:
+    """Subscribe the demo node to the scenario's wrench and camera topics, feeding ``demo.log``."""
+    if scenario.wrench_topic:
+        from geometry_msgs.msg import WrenchStamped
+
+        def on_wrench(m: WrenchStamped) -> None:
+            f, t = m.wrench.force, m.wrench.torque
+            demo.log.add_wrench(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, (f.x, f.y, f.z),
+                                (t.x, t.y, t.z))
+
+        demo.node.create_subscription(WrenchStamped, scenario.wrench_topic, on_wrench, 50)
+    if scenario.camera_topic:
+        from rclpy.qos import qos_profile_sensor_data
+        from sensor_msgs.msg import Image
+
+        def on_image(m: Image) -> None:
+            image = image_rgb(m.encoding, m.height, m.width, m.step, m.data)
+            if image is not None:
+                demo.log.set_camera_frame(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, image)
+
+        demo.node.create_subscription(Image, scenario.camera_topic, on_image, qos_profile_sensor_data)
+
+
+def image_rgb(encoding: str, height: int, width: int, step: int, data: Any) -> Any:
+    """An rgb8 image message's pixels as an H x W x 3 uint8 array (a copy); None for other encodings."""
+    import numpy as np
+
+    if encoding != "rgb8" or height < 1 or width < 1 or step < 3 * width:
+        return None
+    raw = np.frombuffer(bytes(data), dtype=np.uint8)
+    if raw.size < height * step:
+        return None
+    return raw[:height * step].reshape(height, step)[:, :3 * width].reshape(height, width, 3).copy()
+
+
+def _sensor_facts(scenario: Scenario, log: TrackingLog, facts: dict[str, Any]) -> None:
+    """The summary's account of the recorded wrench and camera frames."""
+    if scenario.wrench_topic:
+        t, _ = log.wrench()
+        facts.setdefault("wrench", {}).update(topic=scenario.wrench_topic, samples=int(t.size),
+                                              force_at_rest_n=log.wrench_at_rest())
+    if scenario.camera_topic:
+        camera: dict[str, Any] = {"topic": scenario.camera_topic, "frames": log.camera_frames}
+        camera.update(facts.pop("camera_file", {}))
+        if not expects_camera(scenario, facts.get("mode", "")):
+            camera["note"] = f"{facts.get('mode')} mode has no simulator node, so no camera is rendered"
+        elif not log.camera_frames:
+            camera["note"] = "no frame received"
+        facts["camera"] = camera
+
+
 def _write_outputs(log: TrackingLog, output: Path, robot_file: Path, facts: dict[str, Any],
-                   goals: list[GoalOutcome]) -> dict[str, str]:
+                   goals: list[GoalOutcome], world_file: Path | None = None) -> dict[str, str]:
     from robot_core.demo.pose_render import RenderError, render_with_fallback
 
     files: dict[str, str] = {}
@@ -129,15 +210,23 @@ def _write_outputs(log: TrackingLog, output: Path, robot_file: Path, facts: dict
     facts["samples"] = info
     positions = dict(facts.get("final_positions") or log.last_actual())
     goal = (facts.get("cartesian_goal") or {}).get("position")
+    world = world_file if world_file is not None and world_file.suffix in (".yaml", ".yml") else None
     try:
         caption = (f"{facts.get('robot')} at its final pose ({facts.get('mode')} mode)"
-                   + ("; green sphere: the CartesianReach goal of VF0" if goal else ""))
-        rendered = render_with_fallback(robot_file, positions, output / "final_pose.png", goal=goal, caption=caption)
+                   + ("; green sphere: the CartesianReach goal of VF0" if goal else "")
+                   + (f"; {world.name}'s objects where the file puts them" if world else ""))
+        rendered = render_with_fallback(robot_file, positions, output / "final_pose.png", goal=goal, caption=caption,
+                                        world=world)
         facts["gl_backend"] = rendered["backend"]
         files["rendering"] = str(output / "final_pose.png")
     except RenderError as exc:
         facts["gl_backend"] = f"none: {exc}"
         goals.append(GoalOutcome("rendering", "MuJoCo offscreen", False, "failed", str(exc)))
+    frame = log.camera_frame()
+    if frame is not None:
+        image = write_camera_frame(frame[1], output / "camera.png")
+        facts["camera_file"] = {**image, "stamp": frame[0]}
+        files["camera"] = str(output / "camera.png")
     files["summary"] = str(output / "summary.txt")
     return files
 

@@ -4,7 +4,9 @@ Most published descriptions (PR2, TurtleBot3, Husky, UR with a wrist camera) dec
 and force-torque sensors as ``<gazebo reference="link"><sensor type=... name=...>`` blocks, in Gazebo classic's
 form (``<ray>``, plugins with ``<frameName>``) or gz's (``<lidar>``, ``<topic>``, ``<gz_frame_id>``). Both are
 read here into one shape: a kind, the link it sits on, its pose in that link's frame, its rate and the
-kind's parameters. A type we do not simulate is skipped with a warning (sensors are optional; the robot still
+kind's parameters. Older files (the PR2's) use Gazebo 0.x's pre-SDF form, ``<sensor:ray>`` / ``<sensor:camera>``
+with camelCase settings in degrees and a ``<controller:...>`` driver; cameras and lasers of that form are read
+into the same shape. A type we do not simulate is skipped with a warning (sensors are optional; the robot still
 loads); a sensor on a link that does not exist, or a camera without a usable image size, is an error naming the
 file, line and element.
 """
@@ -13,8 +15,8 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -34,6 +36,8 @@ SENSOR_KINDS: dict[str, str] = {
     "imu": "imu",
     "force_torque": "force_torque",
 }
+# Pre-SDF ``<sensor:TYPE>`` tags (Gazebo 0.x, e.g. the PR2 of example-robot-data) -> kind.
+PRE_SDF_KINDS: dict[str, str] = {"camera": "camera", "ray": "ray"}
 # Kinds whose element holds the image settings / the scan settings.
 CAMERA_KINDS = ("camera", "depth")
 RAY_ELEMENTS = ("ray", "lidar")
@@ -109,17 +113,14 @@ class _SensorReader:
         out: list[SensorSpec] = []
         seen: dict[str, SensorSpec] = {}
         for gz in root.findall("gazebo"):
-            for old in gz:
-                if old.tag.startswith("sensor:"):
-                    validation.warn(f"<{old.tag} name='{old.get('name', '')}'> is the pre-SDF Gazebo form, which is "
-                                    "not read (write <sensor type=... name=...>); sensor skipped",
-                                    self.ref(old, f"<{old.tag}>"))
-            blocks = gz.findall("sensor")
-            if not blocks:
-                continue
             reference = gz.get("reference")
-            for el in blocks:
-                spec = self.sensor(el, reference, gz)
+            for el in gz:
+                if el.tag == "sensor":
+                    spec = self.sensor(el, reference, gz)
+                elif el.tag.startswith("sensor:"):
+                    spec = self.pre_sdf(el, reference, gz)
+                else:
+                    continue
                 if spec is None:
                     continue
                 if spec.name in seen:
@@ -278,6 +279,106 @@ class _SensorReader:
         out["range_resolution"] = self.number(rng.find("resolution"), gw, 0.0)
         return out
 
+    def pre_sdf(self, el: ET.Element, reference: str | None, gz: ET.Element) -> SensorSpec | None:
+        """The pre-SDF form ``<sensor:ray>`` / ``<sensor:camera>`` (Gazebo 0.x URDFs such as the PR2's), read
+        into the same SensorSpec as ``<sensor type=...>``: its angles are in degrees, its settings are
+        camelCase children of the sensor, the driver's frame and topic sit in a ``<controller:...>`` child."""
+        written = el.tag.split(":", 1)[1]
+        name = (el.get("name") or "").strip()
+        where = f"<{el.tag} name='{name}'>"
+        ref = self.ref(el, where)
+        if not name:
+            raise RobotModelError(f"<{el.tag}> has no name", ref)
+        kind = PRE_SDF_KINDS.get(written)
+        if kind is None:
+            validation.warn(f"pre-SDF sensor type '{written}' is not simulated (known: "
+                            f"{', '.join('sensor:' + k for k in PRE_SDF_KINDS)}); sensor skipped", ref)
+            return None
+        link, joint = self.attachment(reference, gz, where)
+        spec = SensorSpec(name=name, kind=kind, link=link, source=ref, gazebo_type=el.tag,
+                          pose=self.pre_sdf_origin(el.find("origin"), where))
+        controller = next((c for c in el if c.tag.startswith("controller:")), None)
+        rate = self.number(el.find("updateRate"), where)
+        if rate is None and controller is not None:
+            rate = self.number(controller.find("updateRate"), where)
+        if rate is not None and rate < 0:
+            raise RobotModelError(f"<updateRate>{rate:g}</updateRate> is negative", ref)
+        spec.update_rate = rate if rate else None
+        if controller is not None:
+            always = self.text(controller.find("alwaysOn"))
+            spec.always_on = always is not None and always.lower() in ("1", "true")
+            spec.frame_id = self.text(controller.find("frameName"))
+            spec.topic = self.text(controller.find("topicName")) or self.text(controller.find("imageTopicName"))
+            if controller.get("plugin"):
+                spec.params["plugin"] = controller.get("plugin")
+        if joint is not None:
+            spec.params["joint"] = joint
+        spec.params.update(self.pre_sdf_camera(el, where) if kind == "camera" else self.pre_sdf_ray(el, where))
+        return spec
+
+    def pre_sdf_origin(self, el: ET.Element | None, where: str) -> Pose:
+        """``<origin>x y z</origin>`` of a pre-SDF sensor: a translation in the link frame."""
+        if el is None or not (el.text or "").strip():
+            return Pose()
+        try:
+            values = [float(v) for v in el.text.split()]
+        except ValueError:
+            values = []
+        if len(values) != 3 or not all(math.isfinite(v) for v in values):
+            raise RobotModelError(f"<origin>{el.text.strip()}</origin> must be 3 finite numbers (x y z)",
+                                  self.ref(el, where))
+        return Pose(np.array(values), np.zeros(3))
+
+    def pre_sdf_camera(self, el: ET.Element, where: str) -> dict[str, object]:
+        size = el.find("imageSize")
+        parts = (size.text or "").split() if size is not None else ["320", "240"]
+        try:
+            width, height = (int(p) for p in parts)
+        except ValueError:
+            width = height = 0
+        if width < 1 or height < 1:
+            raise RobotModelError(f"<imageSize>{' '.join(parts)}</imageSize> must be two positive whole numbers "
+                                  "(width height)", self.ref(size if size is not None else el, where))
+        hfov_el = el.find("hfov")
+        hfov_deg = self.number(hfov_el, where, 60.0)
+        if not 0.0 < hfov_deg < 180.0:
+            raise RobotModelError(f"<hfov>{hfov_deg:g}</hfov> must lie in (0, 180) degrees",
+                                  self.ref(hfov_el if hfov_el is not None else el, where))
+        near = self.number(el.find("nearClip"), where, 0.1)
+        far = self.number(el.find("farClip"), where, 100.0)
+        if not 0.0 < near < far:
+            raise RobotModelError(f"camera nearClip={near:g}, farClip={far:g}: need 0 < near < far",
+                                  self.ref(el, where))
+        fmt = self.text(el.find("imageFormat")) or "R8G8B8"
+        return {"width": width, "height": height, "horizontal_fov": math.radians(hfov_deg), "format": fmt,
+                "near": near, "far": far}
+
+    def pre_sdf_ray(self, el: ET.Element, where: str) -> dict[str, object]:
+        lo = self.number(el.find("minAngle"), where, -90.0)
+        hi = self.number(el.find("maxAngle"), where, 90.0)
+        if hi < lo:
+            raise RobotModelError(f"maxAngle {hi:g} < minAngle {lo:g}", self.ref(el, where))
+        rays = el.find("rayCount")
+        ranges = self.count(el.find("rangeCount"), where)
+        samples = self.count(rays, where, ranges or 640)
+        if ranges is not None and ranges != samples:
+            validation.warn(f"rangeCount {ranges} differs from rayCount {samples}: the scan has rayCount "
+                            "ranges (Gazebo interpolated to rangeCount)", self.ref(el, where))
+        laser_count = self.count(el.find("laserCount"), where, 1)
+        if laser_count != 1:
+            validation.warn(f"laserCount {laser_count}: only the horizontal fan is simulated",
+                            self.ref(el, where))
+        range_min = self.number(el.find("minRange"), where, 0.0)
+        range_max = self.number(el.find("maxRange"), where)
+        if range_max is None:
+            raise RobotModelError("pre-SDF laser has no <maxRange>", self.ref(el, where))
+        if not 0.0 <= range_min < range_max:
+            raise RobotModelError(f"minRange={range_min:g}, maxRange={range_max:g}: need 0 <= min < max",
+                                  self.ref(el, where))
+        return {"samples": samples, "resolution": 1.0, "min_angle": math.radians(lo), "max_angle": math.radians(hi),
+                "range_min": range_min, "range_max": range_max,
+                "range_resolution": self.number(el.find("resRange"), where, 0.0)}
+
     def leaves(self, el: ET.Element) -> dict[str, object]:
         """Every leaf below the sensor but its plugins, as ``"a/b/c": text`` (for kinds read elsewhere)."""
         out: dict[str, object] = {}
@@ -306,3 +407,26 @@ def sensors_of(model: RobotModel, kind: str | tuple[str, ...]) -> list[SensorSpe
     """The model's sensors of one kind (or several), in document order."""
     kinds = (kind,) if isinstance(kind, str) else kind
     return [s for s in model.sensors if s.kind in kinds]
+
+
+def select_sensors(sensors: list[SensorSpec], names: Sequence[str] = (),
+                   rates: Mapping[str, float] | None = None) -> list[SensorSpec]:
+    """The cameras and lasers named in ``names`` (all when empty; other kinds are kept), with ``rates`` [Hz]
+    replacing their update rates: a big robot's sensors cost more than a small machine renders (the PR2's
+    2448 x 2050 camera). A name or rate key the list does not have, or a rate <= 0, is a ValueError naming it."""
+    rates = dict(rates or {})
+    simulated = {s.name for s in sensors if s.kind in (*CAMERA_KINDS, "ray")}
+    for what, wanted in (("sensors", list(names)), ("sensor_rates", list(rates))):
+        unknown = [n for n in wanted if n not in simulated]
+        if unknown:
+            raise ValueError(f"parameter '{what}' names {', '.join(repr(n) for n in unknown)}, which is not a "
+                             f"camera or laser of the description (it has: {', '.join(sorted(simulated)) or 'none'})")
+    for name, rate in rates.items():
+        if not (math.isfinite(rate) and rate > 0.0):
+            raise ValueError(f"parameter 'sensor_rates.{name}' = {rate!r} must be a positive rate in Hz")
+    out = []
+    for s in sensors:
+        if names and s.name in simulated and s.name not in names:
+            continue
+        out.append(replace(s, update_rate=rates[s.name]) if s.name in rates else s)
+    return out

@@ -277,12 +277,22 @@ def _warn_about_initial_positions(model: RobotModel) -> None:
                         SourceRef(model.source_file, None, f"robot '{model.name}'"))
 
 
+def _warn_about_gazebo_sensors(model: RobotModel) -> None:
+    """The writer has no ``<gazebo><sensor>`` output yet: say what is lost rather than drop it silently."""
+    if model.sensors:
+        validation.warn(f"the Gazebo <sensor> block(s) {', '.join(s.name for s in model.sensors)} are not written "
+                        "(robot_core's URDF writer does not write Gazebo sensors); left out",
+                        SourceRef(model.source_file, None, f"robot '{model.name}'"))
+
+
 def write_urdf(model: RobotModel) -> str:
     """The URDF XML text of ``model`` (links, joints, materials, transmissions, ros2_control, rbc tags).
 
-    Warns (RobotModelWarning) when joint initial positions cannot be written (no <ros2_control> entry).
+    Warns (RobotModelWarning) when joint initial positions cannot be written (no <ros2_control> entry), and when
+    the model has Gazebo sensors (not written).
     """
     _warn_about_initial_positions(model)
+    _warn_about_gazebo_sensors(model)
     root = ET.Element("robot", {"name": model.name})
     for mat in model.materials.values():
         _material(root, mat, model, by_reference=False)

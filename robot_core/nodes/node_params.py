@@ -52,6 +52,11 @@ SIMULATOR_PARAMS: tuple[P, ...] = (
       "doc/sensors.md)"),
     P("lasers", "bool", True, "simulate the description's ray/gpu_ray (lidar) sensors as LaserScan topics "
       "(doc/sensors.md)"),
+    P("sensors", "string[]", [], "names of the description's cameras and lasers to simulate (others are not); "
+      "empty: all of them. A name the description does not have is refused at start"),
+    P("sensor_rates.<sensor>", "double", None, "update rate of a camera or laser instead of the description's "
+      "(e.g. a 2448 x 2050 camera at 1 Hz on a machine without GPU); in YAML a map sensor_rates: {cam: 1.0}",
+      unit="Hz", family=True),
     P("initial_positions.<joint>", "double", None, "start (and reset) position of a joint; in YAML a map "
       "initial_positions: {joint1: 0.3}", unit="rad or m", family=True),
     P("gains.<joint>.<kp|kd|kv>", "double", None, "servo gains overriding the engine's tuned ones and those a "

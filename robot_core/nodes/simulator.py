@@ -29,7 +29,8 @@ and its automatic reset, the command watchdog stopping joints -- also logged); w
 twists, at ``tf_rate``, also on /tf as world_frame -> object), fixed objects and the placed robot's root on
 /tf_static, and ``~/contacts`` (Contacts, at ``contacts_rate``, off by default). The description's camera and
 laser sensors: ``<name>/image_raw``, ``<name>/depth/image_raw``, ``<name>/camera_info``, ``<name>/scan``
-(:mod:`robot_core.ros.sim_sensors`, doc/sensors.md; parameters ``cameras`` and ``lasers``).
+(:mod:`robot_core.ros.sim_sensors`, doc/sensors.md; parameters ``cameras``, ``lasers``, ``sensors``,
+``sensor_rates.<name>``).
 
 Services: ``~/reset`` (ResetSimulation: back to t = 0 at the initial positions, updated by the given ones; clears
 commands and wrenches, every joint holds its reset position), ``~/pause``, ``~/resume`` (std_srvs/Trigger),
@@ -79,6 +80,7 @@ from std_srvs.srv import Trigger
 
 from robot_core.control.messages import DynamicJointStateData, InterfaceValueData
 from robot_core.model import RobotModel, RobotModelError, load_robot
+from robot_core.model.sensors import select_sensors
 from robot_core.nodes.node_params import SIMULATOR_PARAMS
 from robot_core.physics.camera import with_cameras
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
@@ -105,7 +107,7 @@ from robot_core.text import clip
 
 NODE_NAME = "simulator"
 BUILTIN_PARAMETERS = ("use_sim_time", "start_type_description_service")
-PARAMETER_PREFIXES = ("initial_positions.", "gains.", "qos_overrides.")
+PARAMETER_PREFIXES = ("initial_positions.", "gains.", "sensor_rates.", "qos_overrides.")
 
 STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
 COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -236,12 +238,14 @@ class SimulatorNode(ReadOnlyReasons, Node):
                 raise ValueError(f"parameter 'gains.{key}' must be named gains.<joint>.<kp|kd|kv>")
             gains.setdefault(joint, {})[gain] = self._number(f"gains.{key}", v.value)
         p["gains"] = gains
+        p["sensor_rates"] = {k: self._number(f"sensor_rates.{k}", v.value)
+                             for k, v in self.get_parameters_by_prefix("sensor_rates").items()}
         plain = sorted(s.name for s in SIMULATOR_PARAMS if not s.family)
         known = set(plain) | set(BUILTIN_PARAMETERS)
         for name in sorted(self._parameters):
             if name not in known and not name.startswith(PARAMETER_PREFIXES):
                 self._log.warning(f"unknown parameter '{name}' is ignored (known: {', '.join(plain)}, "
-                                  "initial_positions.<joint>, gains.<joint>.<kp|kd|kv>)")
+                                  "initial_positions.<joint>, gains.<joint>.<kp|kd|kv>, sensor_rates.<sensor>)")
         return p
 
     @staticmethod
@@ -304,6 +308,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
             if p["world"]:
                 world = load_mjcf_world(p["world"]) if p["world"].lower().endswith(".xml") else load_world(p["world"])
             keyframes = load_keyframes(p["keyframes"]) if p["keyframes"] else None
+            robot.sensors = select_sensors(robot.sensors, p["sensors"], p["sensor_rates"])
             base = base_pose_quaternion(p["base_pose"]) if len(p["base_pose"]) else None
             engine = PhysicsEngine(robot, timestep=p["timestep"], fixed_base=p["fixed_base"],
                                    initial_positions=p["initial_positions"] or None, gains=p["gains"] or None,

@@ -9,8 +9,11 @@ the Robot Body Coupler, over real DDS traffic:
 4. a VectorField reacher ``VF0`` (after destroying JR0, which would otherwise keep holding its joint target)
    and a CartesianReach goal for the tool frame ``tcp``.
 
-The runner (:mod:`robot_core.demo.runner`) brings the graph up and writes the plot, the rendering (the
-Cartesian goal drawn as a green sphere) and the summary.
+The arm stands in the table-top scene of config/worlds/table_top.yaml (topic mode; embedded mode has no simulator
+node and runs it alone). The wrist force-torque sensor's broadcaster (``/force_torque_sensor_broadcaster/wrench``)
+is recorded for the plot's wrench panel, and the scene camera of rc_arm (``/scene_camera/image_raw``) for
+``camera.png``. The runner (:mod:`robot_core.demo.runner`) brings the graph up and writes the plot, the rendering
+(the Cartesian goal drawn as a green sphere), the camera image and the summary.
 """
 
 from __future__ import annotations
@@ -28,42 +31,57 @@ from robot_core.demo.runner import Scenario
 ARM_JOINTS = [f"joint{i}" for i in range(1, 8)]
 TOOL_LINK = "tcp"
 BASE_LINK = "base_link"
-# (time_from_start [s], joint1..7 [rad]); the home pose is (0, 0.3, 0, 1.9, 0, 0.94, 0).
+# (time_from_start [s], joint1..7 [rad]); the home pose is (0, 0.3, 0, 1.9, 0, 0.94, 0). Every pose, and the
+# motion between them, keeps the arm clear of the table and boxes of config/worlds/table_top.yaml
+# (test/test_demo_scene.py measures it with MuJoCo's geom distances).
 WAYPOINTS: list[tuple[float, list[float]]] = [
-    (2.0, [0.5, 0.5, 0.0, 1.6, 0.0, 1.1, 0.4]),
+    (2.0, [0.5, 0.2, 0.0, 1.4, 0.0, 1.1, 0.4]),
     (4.0, [0.9, 0.2, 0.4, 1.2, 0.3, 1.4, 0.8]),
-    (6.0, [0.2, 0.6, -0.3, 1.8, -0.2, 1.0, -0.3]),
+    (6.0, [0.2, 0.3, -0.3, 1.7, -0.2, 1.0, -0.3]),
     (8.0, [-0.3, 0.4, 0.0, 1.5, 0.0, 1.2, 0.0]),
 ]
-JR_GOAL = {"joint1": 0.3, "joint2": 0.55, "joint4": 1.35, "joint6": 1.05}
+JR_GOAL = {"joint1": 0.3, "joint2": 0.4, "joint4": 1.35, "joint6": 1.05}
 JR_PRECISION = 0.01
 # The Cartesian goal is the tool pose of this joint configuration (so it is reachable and within limits).
-VF_POSE_JOINTS = [0.0, 0.45, 0.3, 1.7, 0.2, 1.25, 0.3]
+VF_POSE_JOINTS = [0.0, 0.3, 0.3, 1.7, 0.2, 1.25, 0.3]
 VF_LINEAR_PRECISION, VF_ANGULAR_PRECISION = 0.001, 0.01
 JTC_PHASE, JR_PHASE, VF_PHASE = "JTC trajectory", "RBC JR0 joint goal", "RBC VF0 Cartesian goal"
+WORLD = "config/worlds/table_top.yaml"
+WRENCH_TOPIC = "/force_torque_sensor_broadcaster/wrench"  # config/controllers.yaml: wrist_ft, in the hand frame
+CAMERA_TOPIC = "/scene_camera/image_raw"  # rc_arm's scene camera (urdf/rc_arm.urdf.xacro)
+FT_JOINT = "hand_joint"  # the wrist sensor measures the load below this joint: the hand and its fingers
+REST_SAMPLES = 20  # wrench samples taken with the arm still at its start pose, before the first goal
 
 
 # --- steps ------------------------------------------------------------------------------------------------------
-def trajectory_goal(start: list[float]) -> Any:
-    """FollowJointTrajectory through WAYPOINTS; interior velocities by central differences (smooth splines)."""
-    from builtin_interfaces.msg import Duration
-    from control_msgs.action import FollowJointTrajectory
-    from trajectory_msgs.msg import JointTrajectoryPoint
-
+def trajectory_points(start: list[float]) -> list[tuple[float, list[float], list[float]]]:
+    """(time_from_start, positions, velocities) of WAYPOINTS after ``start``; interior velocities by central
+    differences (smooth splines), zero at the end."""
     times = [0.0] + [t for t, _ in WAYPOINTS]
     points = [start] + [q for _, q in WAYPOINTS]
-    goal = FollowJointTrajectory.Goal()
-    goal.trajectory.joint_names = list(ARM_JOINTS)
+    out = []
     for k in range(1, len(points)):
         if k == len(points) - 1:
             vel = [0.0] * len(ARM_JOINTS)
         else:
             dt = times[k + 1] - times[k - 1]
             vel = [(b - a) / dt for a, b in zip(points[k - 1], points[k + 1], strict=True)]
-        sec = int(times[k])
+        out.append((times[k], list(points[k]), vel))
+    return out
+
+
+def trajectory_goal(start: list[float]) -> Any:
+    """FollowJointTrajectory through WAYPOINTS (:func:`trajectory_points`)."""
+    from builtin_interfaces.msg import Duration
+    from control_msgs.action import FollowJointTrajectory
+    from trajectory_msgs.msg import JointTrajectoryPoint
+
+    goal = FollowJointTrajectory.Goal()
+    goal.trajectory.joint_names = list(ARM_JOINTS)
+    for t, q, vel in trajectory_points(start):
+        sec = int(t)
         goal.trajectory.points.append(JointTrajectoryPoint(
-            positions=list(points[k]), velocities=vel,
-            time_from_start=Duration(sec=sec, nanosec=round((times[k] - sec) * 1e9))))
+            positions=q, velocities=vel, time_from_start=Duration(sec=sec, nanosec=round((t - sec) * 1e9))))
     return goal
 
 
@@ -190,6 +208,7 @@ def run_steps(demo: DemoNode, n_steps: int, facts: dict[str, Any]) -> tuple[list
     goals: list[GoalOutcome] = []
     wait_for(lambda: demo.sim_now() > 0.0 and len(demo.log.last_actual()) == len(ARM_JOINTS), 30.0,
               "/clock and /joint_states")
+    wait_for(lambda: demo.log.wrench()[0].size >= REST_SAMPLES, 30.0, f"{REST_SAMPLES} samples on {WRENCH_TOPIC}")
     sim0, wall0 = demo.sim_now(), time.monotonic()
     from controller_manager_msgs.srv import ListControllers
 
@@ -241,12 +260,28 @@ def run_steps(demo: DemoNode, n_steps: int, facts: dict[str, Any]) -> tuple[list
     return goals, motion
 
 
+def hand_weight(robot_file: Path) -> float:
+    """Weight [N] of everything below FT_JOINT (what the wrist sensor carries while the arm is still)."""
+    from robot_core.model import load_robot
+
+    model = load_robot(str(robot_file))
+    below, todo = set(), [model.joints[FT_JOINT].child]
+    while todo:
+        link = todo.pop()
+        below.add(link)
+        todo += [j.child for j in model.joints.values() if j.parent == link]
+    mass = sum(model.links[n].inertial.mass for n in below if model.links[n].inertial is not None)
+    return mass * 9.81
+
+
 def prepare(robot_file: Path, facts: dict[str, Any]) -> None:
-    """The Cartesian goal, known before bring-up (the runner draws it in the rendering)."""
+    """The Cartesian goal, known before bring-up (the runner draws it in the rendering); the hand's weight,
+    which the summary sets beside the wrench measured at rest."""
     position, quat = vf_goal_pose(robot_file)
     facts["cartesian_goal"] = {"position": position, "orientation_xyzw": quat}
+    facts["wrench"] = {"hand_weight_n": hand_weight(robot_file)}
 
 
 # 7 progress steps: bring-up (runner), 2-5 below, stopping the nodes and writing the outputs (runner).
 SCENARIO = Scenario(name="arm", subject="the example arm", joints=ARM_JOINTS, steps=7, prepare=prepare,
-                    run=run_steps)
+                    run=run_steps, world=WORLD, wrench_topic=WRENCH_TOPIC, camera_topic=CAMERA_TOPIC)
