@@ -5,6 +5,7 @@ share/; pip's editable install does neither, so scripts/bootstrap.py lays out th
 inside the venv (symlinks into the checkout, and lib/robot_core launchers for these entry points).
 """
 
+import os
 from glob import glob
 
 from setuptools import find_packages, setup
@@ -13,7 +14,7 @@ PACKAGE = "robot_core"
 
 
 def share(folder: str, pattern: str = "*") -> tuple[str, list[str]]:
-    return (f"share/{PACKAGE}/{folder}", [f for f in glob(f"{folder}/{pattern}")])
+    return (f"share/{PACKAGE}/{folder}", [f for f in glob(f"{folder}/{pattern}") if os.path.isfile(f)])
 
 
 setup(
@@ -25,6 +26,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         share("launch", "*.launch.py"),
         share("config", "*"),
+        share("config/worlds", "*"),
         share("urdf", "*"),
     ],
     install_requires=["setuptools", "numpy", "PyYAML", "mujoco", "xacro"],

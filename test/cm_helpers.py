@@ -22,6 +22,8 @@ HOME = [0.0, 0.3, 0.0, 1.9, 0.0, 0.94, 0.0]
 
 def start_simulator(processes: list[NodeProcess], *params: str) -> NodeProcess:
     args = ["--ros-args", "-p", f"urdf_path:={RC_ARM}"]
+    if not any(p.startswith(("cameras:=", "sensors:=")) for p in params):
+        params = ("cameras:=false", *params)  # rc_arm's scene camera: no test here looks at its images
     for p in params:
         args += ["-p", p]
     sim = NodeProcess.console_script("simulator", *args)

@@ -19,6 +19,8 @@ def start_simulator(urdf: str | None, *params: str, cwd: Path | None = None) -> 
     args = ["--ros-args"]
     if urdf:
         args += ["-p", f"urdf_path:={URDF_DIR / urdf}"]
+    if urdf == "rc_arm.urdf" and not any(p.startswith(("cameras:=", "sensors:=")) for p in params):
+        params = ("cameras:=false", *params)  # its scene camera would render in every simulator of the suite
     for p in params:
         args += ["-p", p]
     return NodeProcess.console_script("simulator", *args, cwd=cwd)

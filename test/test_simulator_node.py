@@ -258,7 +258,8 @@ def test_rc_arm_with_upstream_packed_commands(processes, ros):
     """upstream TopicBasedSystem's message for rc_arm: 8 names, 8 positions, 7 velocities (the gripper has no
     velocity interface), unclaimed velocities NaN; states report the mimic finger too."""
     proc = start_simulator("rc_arm.urdf", "real_time_factor:=2.0", "initial_positions.joint1:=0.5",
-                           "initial_positions.finger_left_joint:=0.01", "gains.joint7.kp:=50.0", "timestep_typo:=1")
+                           "initial_positions.finger_left_joint:=0.01", "gains.joint7.kp:=50.0", "timestep_typo:=1",
+                           "cameras:=true")  # the scene camera's frames are checked below
     processes.append(proc)
     proc.wait_for_output("simulator ready", timeout=60)
     assert "unknown parameter 'timestep_typo' is ignored" in proc.output()
