@@ -7,6 +7,11 @@ done-callback finds the request already gone and raises ``ValueError: list.remov
 under a CPU hog; upstream ros2/rclpy#1123). Here one future is registered, under the lock, before the answer can
 be taken (the executor takes answers under the same lock). Every action client of robot_core and of its tests is
 this class.
+
+Each client also gets a callback group of its own unless given one: an action client destroyed while an executor
+thread takes its feedback makes rclpy's handler raise after the group was entered and before it is left, which
+leaves that group busy for good. In the node's default group that silenced every other client and subscription of
+the node (a demo run lost all its later service answers so); in its own group only the dead client is affected.
 """
 
 from __future__ import annotations
@@ -14,10 +19,16 @@ from __future__ import annotations
 from typing import Any
 
 from rclpy.action import ActionClient as _RclpyActionClient
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.task import Future
 
 
 class ActionClient(_RclpyActionClient):
+    def __init__(self, node: Any, action_type: Any, action_name: str, **kwargs: Any):
+        if kwargs.get("callback_group") is None:
+            kwargs["callback_group"] = MutuallyExclusiveCallbackGroup()
+        super().__init__(node, action_type, action_name, **kwargs)
+
     def send_goal_async(self, goal: Any, feedback_callback: Any = None, goal_uuid: Any = None) -> Future:
         """As rclpy's, with the goal's future registered once, atomically with sending the request."""
         if not isinstance(goal, self._action_type.Goal):
