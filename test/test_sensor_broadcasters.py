@@ -172,6 +172,31 @@ def test_topic_sensor_messages_fill_the_sensor_interfaces():
     assert rm.read_state("range/range") == math.inf  # REP 117: nothing in sight
 
 
+def test_no_transform_goes_out_before_a_topic_pose_sensor_has_reported():
+    """A topic-based pose sensor reads all zeros until its first message: the pose topic says so, but /tf must not
+    get a transform with a zero quaternion (a CI run saw the pose at the origin on /tf before the first reading)."""
+    pose_names = [f"position.{a}" for a in "xyz"] + [f"orientation.{a}" for a in "xyzw"]
+    info = HardwareInfo("rig", "system", "topic_based_ros2_control/TopicBasedSystem", {"state_timeout": "0.5"},
+                        [ComponentJointInfo("spin", [InterfaceInfo("position")], [InterfaceInfo("position")])],
+                        sensors=[ComponentJointInfo("rotor", [], [InterfaceInfo(n) for n in pose_names])])
+    comp = create_component(info)
+    cm = ControllerManagerCore(update_rate=100)
+    cm.add_hardware_component(comp)
+    _start(cm, {"pose": ("pose_broadcaster/PoseBroadcaster", {"pose_name": "rotor", "frame_id": "world"})})
+    seen: list[tuple[str, object]] = []
+    pose = cm.controller("pose")
+    pose.output_sink = lambda key, data: seen.append((key, data))
+    for k in range(3):
+        comp.on_joint_state(["spin"], [0.0])
+        cm.update(k * DT, DT)
+    assert [key for key, _ in seen] == ["pose"] * 3 and pose.invalid_transforms == 3
+    comp.on_sensor_state(["rotor"], [pose_names], [[0.3, 0.0, 0.1, 0.0, 0.0, 0.0, 1.0]])
+    comp.on_joint_state(["spin"], [0.0])
+    cm.update(3 * DT, DT)
+    assert [key for key, _ in seen[3:]] == ["pose", "tf"]
+    assert seen[-1][1].position == pytest.approx([0.3, 0.0, 0.1])
+
+
 def test_a_quiet_sensor_stream_fails_the_component_and_it_recovers():
     cm, comp, wall = _topic_component({"sensor_timeout": "0.2"})
     t = 0.0

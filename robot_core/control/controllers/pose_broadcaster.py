@@ -3,7 +3,10 @@
 
 Parameters (upstream names): :attr:`PoseBroadcaster.PARAMS`, rendered in doc/controllers/pose_broadcaster.md.
 Reads ``<pose_name>/position.x/y/z`` and ``<pose_name>/orientation.x/y/z/w``. ``tf.publish_rate`` > 0 limits the
-transforms to that rate of the control clock (the pose topic keeps the update rate).
+transforms to that rate of the control clock (the pose topic keeps the update rate). A pose that is not a
+transform (a non-finite value, or an orientation that is not a unit quaternion, e.g. the all-zero reading of a
+topic-based sensor that has not reported yet) goes out on ``~/pose`` as it is but never on /tf, where it would
+place the child frame somewhere wrong; :attr:`PoseBroadcaster.invalid_transforms` counts those.
 
 Outputs (``emit`` keys): "pose" -> :class:`~robot_core.control.messages.PoseData`; "tf" -> the same, when a
 transform is due.
@@ -41,6 +44,7 @@ class PoseBroadcaster(SensorBroadcaster):
         self.child_frame_id = p.str("tf.child_frame_id", "") or self.sensor_name
         self.tf_publish_rate = p.float("tf.publish_rate", 0.0, min_value=0.0)
         self._next_tf = -np.inf
+        self.invalid_transforms = 0
 
     def on_activate(self) -> None:
         super().on_activate()
@@ -54,9 +58,17 @@ class PoseBroadcaster(SensorBroadcaster):
         pose = Deferred(self.build, time, values)
         self.emit("pose", pose)
         if self.tf_enable and time >= self._next_tf:
+            if not is_transform(values):
+                self.invalid_transforms += 1
+                return
             self._next_tf = time + 1.0 / self.tf_publish_rate - 1e-9 if self.tf_publish_rate > 0 else -np.inf
             self.emit("tf", pose)
 
     def build(self, time: float, values: np.ndarray) -> PoseData:
         v = values.tolist()
         return PoseData(self.frame_id, v[:3], v[3:], self.child_frame_id, time)
+
+
+def is_transform(values: np.ndarray) -> bool:
+    """Whether position + quaternion (x, y, z, qx, qy, qz, qw) is a rigid transform: finite, unit quaternion."""
+    return bool(np.all(np.isfinite(values)) and abs(float(np.dot(values[3:], values[3:])) - 1.0) < 1e-3)
