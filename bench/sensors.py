@@ -185,7 +185,7 @@ def component_rows(urdf: Path, frames: int) -> None:
 
         raw_ms = _per_call(raw_scan, 2000)
         scan_ms = _per_call(lambda: scanner.scan(model, data), 2000)
-        node_ms = _per_call(lambda: laser.publish(model, data, engine.step_count), 2000)
+        node_ms = _per_call(lambda: laser.publish((laser.scan(model, data), engine.step_count)), 2000)
         hits = int(np.isfinite(scanner.scan(model, data)).sum())
         print(f"laser {n_rays} rays per scan (on the simulation thread; {hits} rays hit something):")
         _row("  raw mj_multiRay [anchor]", raw_ms, None)

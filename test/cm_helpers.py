@@ -35,6 +35,8 @@ def start_simulator(processes: list[NodeProcess], *params: str) -> NodeProcess:
 def start_controller_manager(processes: list[NodeProcess], *params: str, yaml: Path = CONTROLLERS_YAML,
                              extra_args: tuple[str, ...] = ()) -> NodeProcess:
     args = ["--ros-args", "--params-file", str(yaml)]
+    if "hardware_mode:=embedded" in params and not any(p.startswith(("cameras:=", "sensors:=")) for p in params):
+        params = ("cameras:=false", *params)  # rc_arm's scene camera, rendered by the embedded physics otherwise
     for p in params:
         args += ["-p", p]
     cm = NodeProcess.console_script("controller_manager", *args, *extra_args)

@@ -1,4 +1,5 @@
-"""`robot-core bringup --world`: the plan hands the world to the simulator (topic mode only), and the graph comes
+"""`robot-core bringup --world`: the plan hands the world to the simulator (topic mode) or to the embedded controller
+manager, and the graph comes
 up with the table-top scene: its objects on ~/object_states and /tf_static, the robot in the same tf tree."""
 
 from __future__ import annotations
@@ -24,9 +25,18 @@ def test_the_plan_passes_the_world_to_the_simulator():
     assert "world" not in make_plan(BringupOptions.create()).simulator.parameters
 
 
-def test_a_world_needs_topic_mode_and_an_existing_file():
-    with pytest.raises(BringupConfigError, match="needs mode topic"):
-        BringupOptions.create(mode="embedded", world="config/worlds/table_top.yaml")
+def test_a_world_in_embedded_mode_goes_to_the_controller_manager_and_must_exist(tmp_path):
+    sim_yaml = tmp_path / "sim.yaml"
+    sim_yaml.write_text("simulator:\n  ros__parameters:\n    timestep: 0.002\n    sensors: [scene_camera]\n"
+                        "    sensor_rates: {scene_camera: 2.0}\n    publish_rate: 100.0\n")
+    plan = make_plan(BringupOptions.create(mode="embedded", world="config/worlds/table_top.yaml",
+                                           simulator_config=sim_yaml))
+    cm = plan.controller_manager.parameters
+    assert plan.simulator is None and cm["world"] == str(TABLE_TOP) and cm["sim_timestep"] == 0.002
+    # the scene settings of the simulator YAML reach the embedded manager; a map becomes its family's names
+    assert cm["sensors"] == ["scene_camera"] and cm["sensor_rates.scene_camera"] == 2.0
+    assert "publish_rate" not in cm  # not a setting of the embedded physics
+    assert "sensor_rates.scene_camera:=2.0" in plan.controller_manager.ros_arguments()
     with pytest.raises(BringupConfigError, match=r"world file 'nowhere\.yaml' not found"):
         BringupOptions.create(world="nowhere.yaml")
 

@@ -133,3 +133,46 @@ def test_pause_step_and_resume(ros, processes, tmp_path):
     res = wait_future(step.call_async(StepSimulation.Request(steps=1)), 20)
     assert not res.success, "stepping is refused while running"
     assert cm.call("pause_simulation").success
+
+
+def test_embedded_world_objects_and_camera(ros, processes):
+    """The embedded manager in the table-top world publishes what the simulator node would: a free box's pose on
+    /tf and ~/object_states, the table and the placed arm on /tf_static, and rc_arm's scene camera at its rate of
+    simulated time (stamps on whole periods: 5 Hz = 200 steps of the 1 ms physics, 20 cycles of 10 ms)."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from robot_core_interfaces.msg import ObjectStates
+    from sensor_msgs.msg import CameraInfo, Image
+    from tf2_msgs.msg import TFMessage
+
+    from robot_core.bringup.plan import share_dir
+
+    world = share_dir() / "config" / "worlds" / "table_top.yaml"
+    start_controller_manager(processes, "hardware_mode:=embedded", f"robot_description_file:={RC_ARM}",
+                             f"world:={world}", "cameras:=true", "real_time_factor:=0.5")
+    node = ros.node("embedded_world_client")
+    images: list[Image] = []
+    infos: list[CameraInfo] = []
+    objects: list[ObjectStates] = []
+    box_tf: list = []
+    static: dict[tuple[str, str], object] = {}
+    node.create_subscription(Image, "/scene_camera/image_raw", images.append, 10)
+    node.create_subscription(CameraInfo, "/scene_camera/camera_info", infos.append, 10)
+    node.create_subscription(ObjectStates, "/controller_manager/object_states", objects.append, 10)
+    node.create_subscription(TFMessage, "/tf", lambda m: box_tf.extend(
+        t for t in m.transforms if (t.header.frame_id, t.child_frame_id) == ("world", "box_small")), 100)
+    node.create_subscription(TFMessage, "/tf_static", lambda m: static.update(
+        {(t.header.frame_id, t.child_frame_id): t for t in m.transforms}), QoSProfile(
+        depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE))
+    wait_for(lambda: len(images) >= 3, 60, "three frames on /scene_camera/image_raw")
+    wait_for(lambda: box_tf and objects, 30, "box_small on /tf and ~/object_states")
+    wait_for(lambda: ("world", "table") in static and ("world", "base_link") in static, 20, "/tf_static")
+    img = images[-1]
+    assert (img.width, img.height, img.encoding) == (480, 360, "rgb8") and len(img.data) == 480 * 360 * 3
+    stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in images]
+    assert all(s % 200_000_000 == 0 for s in stamps), stamps  # due on whole periods of simulated time
+    assert stamps == sorted(set(stamps)), stamps
+    assert infos and infos[-1].width == 480
+    names = {o.name for o in objects[-1].objects}
+    assert {"box_small", "box_medium", "box_large"} <= names and "table" not in names  # free objects only
+    z = box_tf[-1].transform.translation.z
+    assert 0.2 < z < 0.3, z  # resting on the table top (0.2 m) in the world frame

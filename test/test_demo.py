@@ -105,12 +105,16 @@ def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes
     assert (out / "logs" / "controller_manager.log").is_file()
 
 
-def test_embedded_demo_records_the_wrench_and_says_why_there_is_no_camera_or_world(tmp_path, processes):
+def test_embedded_demo_runs_in_the_world_with_the_camera(tmp_path, processes):
+    """Embedded mode: the controller manager simulates the table-top world and renders the scene camera."""
     out, output = _run_demo(tmp_path, processes, "--mode", "embedded")
     assert "robot_core demo: SUCCESS" in output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["success"] is True and summary["mode"] == "embedded"
     assert all(g["success"] for g in summary["goals"]) and len(summary["goals"]) == 3
     _check_wrench(summary, out)
-    assert summary["camera"]["frames"] == 0 and "no simulator node" in summary["camera"]["note"]
-    assert summary["world"].startswith("none: embedded mode") and not (out / "camera.png").exists()
+    assert summary["world"].endswith("config/worlds/table_top.yaml")
+    assert summary["camera"]["frames"] >= 5
+    frame = _image(out / "camera.png")[..., :3]
+    brown = (np.abs(frame[..., 0] - 0.55) < 0.2) & (np.abs(frame[..., 1] - 0.4) < 0.15) & (frame[..., 2] < 0.35)
+    assert brown.sum() > 2000, brown.sum()  # the table is in the embedded physics' world and in view

@@ -6,8 +6,10 @@ Both ways of starting robot_core read this one plan, so `ros2 launch robot_core 
 * ``topic`` mode: ``simulator`` (MuJoCo, publishes ``/clock``, ``/robot_description``, ``/tf``) and
   ``controller_manager`` (topic-based hardware over ``/robot_joint_states`` / ``/robot_joint_commands``,
   following ``/clock``) in two processes;
-* ``embedded`` mode: ``controller_manager`` with the physics engine in-process (it publishes ``/clock``); the
-  simulator settings of ``simulator.yaml`` that apply (timestep, real-time factor, start paused) are passed on;
+* ``embedded`` mode: ``controller_manager`` with the physics engine in-process (it publishes ``/clock``, and with
+  a world the objects and the description's cameras and lasers); the simulator settings of ``simulator.yaml``
+  that apply (timestep, real-time factor, start paused, and the scene's: sensors, sensor_rates, cameras, lasers,
+  base_pose, keyframes, floor, tf_rate, world_frame) are passed on;
 * ``rbc`` (optional) reading the ``<rbc>`` tags of the same robot file; in embedded mode nobody publishes the
   raw ``/robot_joint_states``, so its state vars are remapped onto the broadcaster's ``/joint_states`` (the
   coupler matches JointState entries by joint name);
@@ -39,7 +41,10 @@ RVIZ_CONFIG = "config/robot_core.rviz"
 BRINGUP_SECTION = "robot_core_bringup"
 # simulator.yaml keys the embedded controller manager understands, under its own names.
 EMBEDDED_SIM_PARAMS = {"timestep": "sim_timestep", "real_time_factor": "real_time_factor",
-                       "start_paused": "start_paused"}
+                       "start_paused": "start_paused", "world": "world", "keyframes": "keyframes",
+                       "base_pose": "base_pose", "floor": "floor", "cameras": "cameras", "lasers": "lasers",
+                       "sensors": "sensors", "sensor_rates": "sensor_rates", "tf_rate": "tf_rate",
+                       "world_frame": "world_frame"}
 RAW_STATES_TOPIC = "/robot_joint_states"
 BROADCAST_STATES_TOPIC = "/joint_states"
 
@@ -203,9 +208,6 @@ class BringupOptions:
         mode = str(mode).strip().lower()
         if mode not in MODES:
             raise BringupConfigError(f"mode must be one of {', '.join(MODES)}, got '{mode}'")
-        if world and mode != "topic":
-            raise BringupConfigError(f"a world ('{world}') needs mode topic: the simulator node simulates it; the "
-                                     "embedded controller manager runs the robot alone")
         named = named_robot(str(robot)) if robot else None
         if named is not None:
             robot, controllers, simulator_config = named[0], controllers or named[1], simulator_config or named[2]
@@ -321,7 +323,14 @@ def make_plan(options: BringupOptions) -> BringupPlan:
         simulator = NodeSpec("simulator", "simulator", (o.simulator_config,), sim_params)
     else:
         sim = node_parameters(o.simulator_config, "simulator") if o.simulator_config else {}
-        cm_params.update({cm_key: sim[key] for key, cm_key in EMBEDDED_SIM_PARAMS.items() if key in sim})
+        for key, cm_key in EMBEDDED_SIM_PARAMS.items():
+            value = sim.get(key)
+            if isinstance(value, dict):  # a family such as sensor_rates: {camera: 2.0} -> sensor_rates.camera
+                cm_params.update({f"{cm_key}.{k}": v for k, v in value.items()})
+            elif key in sim:
+                cm_params[cm_key] = value
+        if o.world:
+            cm_params["world"] = str(o.world)
     cm = NodeSpec("controller_manager", "controller_manager", (o.controllers,), cm_params)
     rbc = None
     if o.rbc:

@@ -18,7 +18,8 @@ Sensors (``<sensor>`` of the block: force-torque, IMU, range, pose; robot_core.p
 the engine's MuJoCo sensors into their state interfaces on every ``read``, like the joints.
 
 Hardware parameters: ``timestep`` (s, default 0.001), ``initial_positions`` are
-the URDF initial values.
+the URDF initial values. The world around the robot, a placed base and the description's cameras come in as
+``engine_options`` (robot_core.physics.scene, from the manager's parameters).
 
 The engine steps without releasing Python's interpreter lock (``hold_gil``, see
 robot_core.physics.gil_step): the step runs in the manager's real-time loop thread, and
@@ -56,13 +57,18 @@ class InProcessSimulatorComponent(HardwareComponent):
     def sim_time(self) -> float:
         return 0.0 if self.engine is None else float(self.engine.time)
 
-    def on_configure(self) -> None:
+    def build_engine(self) -> Any:
+        """The engine, built on first use (at configure, or earlier by the node that publishes its world and
+        cameras: robot_core.ros.embedded_scene); ``engine_options`` go to PhysicsEngine (the scene, a placed base)."""
         if self.engine is None:
             from robot_core.physics.engine import PhysicsEngine
 
             self.engine = PhysicsEngine(self.robot, timestep=self.timestep,
                                         **{"hold_gil": True, **self.engine_options})
-        eng = self.engine
+        return self.engine
+
+    def on_configure(self) -> None:
+        eng = self.build_engine()
         names = list(eng.joint_names)
         actuated = set(eng.actuated_joint_names)
         joints = self.info.joints

@@ -6,12 +6,11 @@ manager, RBC as child processes; controllers spawned with the spawner), starts t
 folder (default ./demo_output): ``tracking.png`` (commanded vs. actual positions and tracking error over simulated
 time; a third panel with the measured wrench when the scenario names a ``wrench_topic``), ``final_pose.png``
 (MuJoCo offscreen rendering of the final pose; a ``cartesian_goal`` fact is drawn as a green sphere, a YAML
-world's objects where the file puts them),
-``camera.png`` (the last frame of the scenario's ``camera_topic``; topic mode only: the camera is rendered by the
-simulator node), ``summary.txt`` / ``summary.json`` (each goal's result, max tracking error, achieved real-time
-factor, wrench and camera) and ``logs/<node>.log``. A scenario's ``world`` is given to the simulator in topic
-mode; embedded mode has no simulator node and runs the robot alone (worlds are refused there). Exit code 0 only
-when every goal succeeded and every file was written.
+world's objects where the file puts them), ``camera.png`` (the last frame of the scenario's ``camera_topic``,
+rendered by the simulator node in topic mode and by the controller manager's embedded physics in embedded mode),
+``summary.txt`` / ``summary.json`` (each goal's result, max tracking error, achieved real-time factor, wrench and
+camera) and ``logs/<node>.log``. A scenario's ``world`` is given to the simulator in topic mode and to the
+controller manager in embedded mode. Exit code 0 only when every goal succeeded and every file was written.
 """
 
 from __future__ import annotations
@@ -60,7 +59,7 @@ class Scenario:
     # the scenario's own files (e.g. pick_place.png) from its facts, written after the nodes stopped: name -> path
     outputs: Callable[[Path, Facts], dict[str, str]] | None = None
     modes: tuple[str, ...] = ("topic", "embedded")  # the bring-up modes it can run in
-    world: str | None = None  # world file for the simulator (doc/world.md); topic mode only
+    world: str | None = None  # world file (doc/world.md) for the simulator, or the embedded controller manager
     wrench_topic: str | None = None  # geometry_msgs/WrenchStamped recorded for tracking.png's wrench panel
     camera_topic: str | None = None  # sensor_msgs/Image (rgb8) whose last frame is saved as camera.png
 
@@ -80,7 +79,7 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     n_steps = scenario.steps
     progress(f"robot_core demo -> {output}")
     progress(f"[1/{n_steps}] bringing {scenario.subject} up headless (mode {mode}; node logs in {output / 'logs'})")
-    world = scenario.world if mode == "topic" else None  # the embedded manager simulates the robot alone
+    world = scenario.world
     try:
         plan = make_plan(BringupOptions.create(robot=robot or scenario.robot, mode=mode, headless=True,
                                                **({"world": world} if world else {}), **scenario.bringup))
@@ -90,8 +89,7 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     goals: list[GoalOutcome] = []
     facts: dict[str, Any] = {"robot": plan.options.robot.name, "mode": mode}
     if scenario.world:
-        facts["world"] = (str(plan.options.world) if plan.options.world else
-                          f"none: {mode} mode has no simulator node, so the robot runs alone (no {scenario.world})")
+        facts["world"] = str(plan.options.world)
     scenario.prepare(plan.options.robot, facts)
     log = TrackingLog(scenario.joints)
     wall0 = time.monotonic()
@@ -143,8 +141,9 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
 
 
 def expects_camera(scenario: Scenario, mode: str) -> bool:
-    """camera.png is due in topic mode only: the simulator node renders the cameras."""
-    return bool(scenario.camera_topic) and mode == "topic"
+    """camera.png is due whenever the scenario names a camera topic: the simulator node renders the cameras in topic
+    mode, the controller manager's embedded physics in embedded mode."""
+    return bool(scenario.camera_topic)
 
 
 def record_sensors(demo: DemoNode, scenario: Scenario) -> None:
@@ -191,9 +190,7 @@ def _sensor_facts(scenario: Scenario, log: TrackingLog, facts: dict[str, Any]) -
     if scenario.camera_topic:
         camera: dict[str, Any] = {"topic": scenario.camera_topic, "frames": log.camera_frames}
         camera.update(facts.pop("camera_file", {}))
-        if not expects_camera(scenario, facts.get("mode", "")):
-            camera["note"] = f"{facts.get('mode')} mode has no simulator node, so no camera is rendered"
-        elif not log.camera_frames:
+        if not log.camera_frames:
             camera["note"] = "no frame received"
         facts["camera"] = camera
 

@@ -112,7 +112,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         self._controller_args = list(inheritable_ros_args(sys.argv) if controller_args is None else controller_args)
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 
-        declare_specs(self, CONTROLLER_MANAGER_PARAMS, node_name)
+        self._declared = declare_specs(self, CONTROLLER_MANAGER_PARAMS, node_name)  # values as read at start
         declare_overrides(self)
         self.add_on_set_parameters_callback(self._check_settable)
         self.executor_ref: Any = None
@@ -123,6 +123,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         self.outbox = Outbox("cm_outbox", self.get_logger().error, self.gate,
                              duty=float(self.get_parameter("publisher_duty_cycle").value))
         self.embedded: InProcessSimulatorComponent | None = None
+        self.embedded_scene: Any = None  # robot_core.ros.embedded_scene.EmbeddedScene in embedded mode
         self._service_group = MutuallyExclusiveCallbackGroup()
         self._io_group = ReentrantCallbackGroup()
         self._init_lock = threading.Lock()
@@ -264,17 +265,80 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         if timeout >= 0.0:
             info.hardware_params["state_timeout"] = str(timeout)
         kwargs: dict[str, Any] = {}
+        scene = None
         if plugin == IN_PROCESS_PLUGIN:
             if self.embedded is not None:
                 raise ControlError(f"hardware component '{info.name}': only one in-process simulator is supported "
                                    f"(already running '{self.embedded.name}')")
             kwargs["timestep"] = float(self.get_parameter("sim_timestep").value)
+            scene = self._scene(robot)
+            kwargs["engine_options"] = scene.engine_options(robot, robot.fixed_base or robot.root_link == "world")
         component = create_component(info, robot, plugin if plugin != info.plugin else None, **kwargs)
         if isinstance(component, TopicBasedComponent):
             self.io.bridge_topic_component(component)
         elif isinstance(component, InProcessSimulatorComponent):
             self.embedded = component
+            assert scene is not None
+            self._start_embedded_scene(scene, robot, component)
         core.add_hardware_component(component, self._initial_hardware_state(info.name))
+
+    def _scene_parameters(self) -> dict[str, Any]:
+        """The scene parameters (robot_core.nodes.node_params.SCENE_PARAMS) as the simulator node reads them."""
+        p = {name: self._declared[name] for name in ("world", "keyframes", "base_pose", "floor", "cameras", "sensors")}
+        rates = {}
+        for key, value in self.get_parameters_by_prefix("sensor_rates").items():
+            v = value.value
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ControlError(f"parameter 'sensor_rates.{key}' = {v!r} must be a number (Hz)")
+            rates[key] = float(v)
+        p["sensor_rates"] = rates
+        return p
+
+    def _scene(self, robot: Any) -> Any:
+        """The embedded physics' world, placed base and cameras (robot_core.physics.scene), warnings to the log;
+        a world or keyframes file that cannot be used stops the start naming file, line and element."""
+        import warnings
+
+        from robot_core.model import RobotModelError
+        from robot_core.physics.scene import Scene, SceneSettings
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                scene = Scene(SceneSettings.from_params(self._scene_parameters()))
+                scene.select_sensors(robot)
+            except (RobotModelError, ValueError) as exc:
+                raise ControlError(str(exc)) from None
+        for w in caught:
+            self.get_logger().warning(str(w.message))
+        return scene
+
+    def _start_embedded_scene(self, scene: Any, robot: Any, component: InProcessSimulatorComponent) -> None:
+        """Build the engine now (its world is published from the first cycle on, whatever the component's
+        lifecycle state) and the world, camera and laser topics (robot_core.ros.embedded_scene)."""
+        import warnings
+
+        from robot_core.model import RobotModelError
+        from robot_core.ros.embedded_scene import EmbeddedScene
+
+        log = self.get_logger()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                engine = component.build_engine()
+                world = scene.world_sim(engine)
+            except (RobotModelError, ValueError) as exc:
+                raise ControlError(str(exc)) from None
+        for w in caught:
+            log.warning(str(w.message))
+        outputs = EmbeddedScene(self, scene, world, robot, self.outbox.post,
+                                world_frame=str(self._declared["world_frame"]),
+                                tf_rate=float(self._declared["tf_rate"]),
+                                lasers=bool(self._declared["lasers"]), log_error=log.error)
+        text = outputs.describe()
+        if text:
+            log.info(f"embedded simulation: {text}")
+        self.embedded_scene = outputs
 
     def _initial_hardware_state(self, name: str) -> State:
         """Upstream's ``hardware_components_initial_state.{unconfigured,inactive}`` lists; default active."""
@@ -360,6 +424,8 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         core.update(time, period)
         if self.embedded is not None:
             self.outbox.post("clock", self._publish_clock, self.embedded.sim_time)
+            if self.embedded_scene is not None:
+                self.embedded_scene.after_cycle()
 
     def _idle(self) -> None:
         """No cycle for a while (the clock stopped): take queued states and let the core judge staleness."""
@@ -661,6 +727,8 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
             except Exception as exc:
                 log.error(f"shutdown: {exc}")
             self._drop_unloaded_adapters()
+        if self.embedded_scene is not None:
+            self.embedded_scene.shutdown()  # the camera thread, after the loop that feeds it
         self.outbox.flush(0.5)
         if not self.outbox.close():
             stuck.append("outbox publisher")
@@ -694,7 +762,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = run_node("controller_manager", ControllerManagerNode, args=argv,
                     make_executor=lambda: MultiThreadedExecutor(num_threads=6),
                     attach=lambda node, executor: node.attach(executor), stop=lambda node: node.shutdown(),
-                    before_spin=freeze, startup_errors=(ParamError,))
+                    before_spin=freeze, startup_errors=(ParamError, ControlError))
     return finish(code)
 
 

@@ -6,8 +6,32 @@ declare, describe and validate from the same entries (robot_core.ros.parameters.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from robot_core.parameter_spec import ParamSpec as P
 from robot_core.ros.realtime import DEFAULT_THREAD_PRIORITY
+
+# The scene around the robot (robot_core.physics.scene): the same names, meaning and checks for the simulator node
+# and the controller manager's embedded physics.
+SCENE_PARAMS: tuple[P, ...] = (
+    P("world", "string", "", "a world file (doc/world.md): YAML (floor, objects, keyframes) or MJCF (.xml); "
+      "empty: the robot alone, as before"),
+    P("base_pose", "double[]", [], "x y z roll pitch yaw of the robot's root link in the world (fixed base: "
+      "where it is welded; free base: where it starts); empty: the origin", unit="m, rad"),
+    P("keyframes", "string", "", "a YAML file with a keyframes: section (as in a world file) for ~/reset, "
+      "besides the world file's own"),
+    P("floor", "bool", False, "a floor plane at z = 0 even without a world (or with one that has none), e.g. for a "
+      "mobile base with fixed_base: false"),
+    P("cameras", "bool", True, "simulate the description's camera and depth-camera sensors (rendered off-screen; "
+      "doc/sensors.md)"),
+    P("lasers", "bool", True, "simulate the description's ray/gpu_ray (lidar) sensors as LaserScan topics "
+      "(doc/sensors.md)"),
+    P("sensors", "string[]", [], "names of the description's cameras and lasers to simulate (others are not); "
+      "empty: all of them. A name the description does not have is refused at start"),
+    P("sensor_rates.<sensor>", "double", None, "update rate of a camera or laser instead of the description's "
+      "(e.g. a 2448 x 2050 camera at 1 Hz on a machine without GPU); in YAML a map sensor_rates: {cam: 1.0}",
+      unit="Hz", family=True),
+)
 
 SIMULATOR_PARAMS: tuple[P, ...] = (
     P("robot_description", "string", "", "URDF (or xacro, or MJCF) text, as robot_state_publisher takes it"),
@@ -18,8 +42,6 @@ SIMULATOR_PARAMS: tuple[P, ...] = (
     P("package_dirs", "string[]", [], "extra roots for package:// (besides the ament index, AMENT_PREFIX_PATH "
       "and ROS_PACKAGE_PATH)"),
     P("fixed_base", "bool", True, "weld the root link to the world (false: free base)"),
-    P("floor", "bool", False, "a floor plane at z = 0 even without a world (or with one that has none), e.g. for a "
-      "mobile base with fixed_base: false"),
     P("timestep", "double", 0.001, "physics step", minimum=0.0, exclusive_min=True, unit="s"),
     P("real_time_factor", "double", 1.0, "simulated s per wall s; 0 = as fast as possible",
       read_only=False, minimum=0.0),
@@ -41,22 +63,8 @@ SIMULATOR_PARAMS: tuple[P, ...] = (
     P("command_timeout", "double", 0.5, "wall seconds without a command message after which velocity-commanded "
       "joints stop (velocity 0) and effort-commanded ones hold their position; 0 = off", minimum=0.0, unit="s"),
     P("max_step_request", "int", 1_000_000, "most steps one ~/step request may ask for", minimum=1),
-    P("world", "string", "", "a world file (doc/world.md): YAML (floor, objects, keyframes) or MJCF (.xml); "
-      "empty: the robot alone, as before"),
-    P("base_pose", "double[]", [], "x y z roll pitch yaw of the robot's root link in the world (fixed base: "
-      "where it is welded; free base: where it starts); empty: the origin", unit="m, rad"),
-    P("keyframes", "string", "", "a YAML file with a keyframes: section (as in a world file) for ~/reset, "
-      "besides the world file's own"),
     P("contacts_rate", "double", 0.0, "~/contacts rate, simulated time; 0 = off", minimum=0.0, unit="Hz"),
-    P("cameras", "bool", True, "simulate the description's camera and depth-camera sensors (rendered off-screen; "
-      "doc/sensors.md)"),
-    P("lasers", "bool", True, "simulate the description's ray/gpu_ray (lidar) sensors as LaserScan topics "
-      "(doc/sensors.md)"),
-    P("sensors", "string[]", [], "names of the description's cameras and lasers to simulate (others are not); "
-      "empty: all of them. A name the description does not have is refused at start"),
-    P("sensor_rates.<sensor>", "double", None, "update rate of a camera or laser instead of the description's "
-      "(e.g. a 2448 x 2050 camera at 1 Hz on a machine without GPU); in YAML a map sensor_rates: {cam: 1.0}",
-      unit="Hz", family=True),
+    *SCENE_PARAMS,
     P("initial_positions.<joint>", "double", None, "start (and reset) position of a joint; in YAML a map "
       "initial_positions: {joint1: 0.3}", unit="rad or m", family=True),
     P("gains.<joint>.<kp|kd|kv>", "double", None, "servo gains overriding the engine's tuned ones and those a "
@@ -79,6 +87,14 @@ CONTROLLER_MANAGER_PARAMS: tuple[P, ...] = (
     P("start_paused", "bool", False, "embedded mode: start paused"),
     P("publish_clock", "bool", True, "embedded mode: publish /clock"),
     P("sim_timestep", "double", 0.001, "embedded mode: physics step", minimum=0.0, exclusive_min=True, unit="s"),
+    *(replace(spec, description=f"embedded mode: {spec.description}") for spec in SCENE_PARAMS
+      if spec.name != "keyframes"),
+    P("keyframes", "string", "", "embedded mode: a YAML file with a keyframes: section (as in a world file); read "
+      "and checked at start, used by nothing yet (the manager has no reset service)"),
+    P("tf_rate", "double", 50.0, "embedded mode with a world: rate of the free objects' /tf and ~/object_states, "
+      "simulated time (whole control cycles)", minimum=0.0, exclusive_min=True, unit="Hz"),
+    P("world_frame", "string", "world", "embedded mode: the world's tf frame (parent of the objects and of a "
+      "placed robot's root)"),
     P("overrun_report_period", "double", 5.0, "at most one overrun warning per this many seconds",
       read_only=False, minimum=0.0, unit="s"),
     P("publisher_duty_cycle", "double", 0.5, "share of wall time the thread publishing controller outputs and "

@@ -80,29 +80,24 @@ from std_srvs.srv import Trigger
 
 from robot_core.control.messages import DynamicJointStateData, InterfaceValueData
 from robot_core.model import RobotModel, RobotModelError, load_robot
-from robot_core.model.sensors import select_sensors
 from robot_core.nodes.node_params import SIMULATOR_PARAMS
-from robot_core.physics.camera import with_cameras
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
 from robot_core.physics.link_transforms import LinkTransforms
-from robot_core.physics.mjcf_world import load_mjcf_world, with_robot_file_objects
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
+from robot_core.physics.scene import Scene, SceneSettings
 from robot_core.physics.world import (
     Pose,
     WorldSim,
-    base_pose_quaternion,
     check_position,
     check_quaternion,
-    load_keyframes,
-    load_world,
     make_object,
-    scene_hook,
 )
 from robot_core.ros.message_templates import DynamicJointStateBytes, retrying, stamped_template
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
 from robot_core.ros.serialized_template import SerializedTemplate, sentinels
 from robot_core.ros.sim_sensors import SimSensors
+from robot_core.ros.sim_world import WorldTopics
 from robot_core.text import clip
 
 NODE_NAME = "simulator"
@@ -304,23 +299,16 @@ class SimulatorNode(ReadOnlyReasons, Node):
         route_mujoco_warnings(self._mujoco_warning)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            world = None
-            if p["world"]:
-                world = load_mjcf_world(p["world"]) if p["world"].lower().endswith(".xml") else load_world(p["world"])
-            keyframes = load_keyframes(p["keyframes"]) if p["keyframes"] else None
-            robot.sensors = select_sensors(robot.sensors, p["sensors"], p["sensor_rates"])
-            base = base_pose_quaternion(p["base_pose"]) if len(p["base_pose"]) else None
+            scene = Scene(SceneSettings.from_params(p))
+            scene.select_sensors(robot)
             engine = PhysicsEngine(robot, timestep=p["timestep"], fixed_base=p["fixed_base"],
                                    initial_positions=p["initial_positions"] or None, gains=p["gains"] or None,
-                                   include_visuals=False,
-                                   scene=with_cameras(scene_hook(world, robot.root_link, base, floor=p["floor"]),
-                                                      robot.sensors if p["cameras"] else []),
-                                   initial_base_pose=None if engine_fixed(robot, p) else base)
-            self._world = WorldSim(engine, with_robot_file_objects(world, engine), keyframes)
+                                   **scene.engine_options(robot, engine_fixed(robot, p)))
+            self._world = scene.world_sim(engine)
         for w in caught:
             self._log.warning(str(w.message))
         self.robot, self.engine = robot, engine
-        self._placed = world is not None or base is not None  # the robot's root gets a frame in the world
+        self._placed = scene.placed  # the robot's root gets a frame in the world
         self._dt_ns = round(engine.timestep * 1e9)
         self._paused_period = 1.0 / p["status_rate"]
         self._command_timeout = float(p["command_timeout"])
@@ -637,7 +625,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
             r = tf.transform.rotation
             r.x, r.y, r.z, r.w = (float(v) for v in s.rotation)
             out.append(tf)
-        out += self._world_static_transforms(stamp)
+        if self._world is not None:
+            out += self._world_topics.static_transforms(self._world, self._placed, stamp)
         if self._sensors:
             out += self._sensors.static_transforms(stamp)
         self._tf_static_pub.publish(_tf_message_type()(transforms=out))
@@ -808,9 +797,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
     # ------------------------------------------------------------------ world (robot_core.physics.world)
     def _make_world_publishers(self) -> None:
-        from robot_core_interfaces.msg import Contacts, ObjectStates
+        from robot_core_interfaces.msg import Contacts
 
-        self._object_states_pub = self.create_publisher(ObjectStates, "~/object_states", STATE_QOS)
+        self._world_topics = WorldTopics(self, self.params["world_frame"], self._tf_pub)
         self._contacts_pub = (self.create_publisher(Contacts, "~/contacts", STATE_QOS)
                               if self.params["contacts_rate"] > 0 else None)
 
@@ -823,27 +812,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
     def _publish_objects(self) -> None:
         """Free objects' poses on /tf (world_frame -> object) and with their twists on ~/object_states."""
-        from robot_core_interfaces.msg import ObjectState, ObjectStates
-
-        states = self._world.states() if self._world is not None else []
-        if not states:
-            return
-        stamp = Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec)
-        frame = self.params["world_frame"]
-        msg = ObjectStates()
-        msg.header.stamp, msg.header.frame_id = stamp, frame
-        transforms = []
-        for st in states:
-            o = ObjectState(name=st.name)
-            _pose_msg(o.pose, st.pose)
-            o.twist.linear.x, o.twist.linear.y, o.twist.linear.z = st.linear_velocity
-            o.twist.angular.x, o.twist.angular.y, o.twist.angular.z = st.angular_velocity
-            msg.objects.append(o)
-            if self._tf_pub is not None:
-                transforms.append(_pose_transform(frame, st.name, st.pose, stamp))
-        self._object_states_pub.publish(msg)
-        if transforms:
-            self._tf_pub.publish(_tf_message_type()(transforms=transforms))
+        if self._world is not None:
+            self._world_topics.publish_objects(self._world.states(),
+                                               Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec))
 
     def _publish_contacts(self) -> None:
         from robot_core_interfaces.msg import Contact, Contacts
@@ -858,20 +829,6 @@ class SimulatorNode(ReadOnlyReasons, Node):
             m.force.x, m.force.y, m.force.z = (float(v) for v in c.force_world)
             msg.contacts.append(m)
         self._contacts_pub.publish(msg)
-
-    def _world_static_transforms(self, stamp: Time) -> list[TransformStamped]:
-        """world_frame -> the robot's welded root (when placed in a world or by base_pose) and -> each fixed
-        object, so the robot, the scenery and the free objects share one tf tree."""
-        frame = self.params["world_frame"]
-        out = []
-        root = self.robot.root_link
-        if self._placed and self.engine.fixed_base and root != frame:
-            out.append(_pose_transform(frame, root, Pose.from_matrix(self.engine.link_poses()[root]), stamp))
-        if self._world is not None:
-            for name, obj in self._world.objects.items():
-                if obj.fixed:
-                    out.append(_pose_transform(frame, name, self._world.pose(name), stamp))
-        return out
 
     def _srv_set_object_state(self, request: Any, response: Any) -> Any:
         name, pose, tw = str(request.name), request.pose, request.twist
@@ -966,20 +923,6 @@ def _transform(parent: str, child: str) -> TransformStamped:
 def engine_fixed(robot: RobotModel, params: dict[str, Any]) -> bool:
     """Whether the engine will weld the root (a root link named "world" is always welded)."""
     return bool(params["fixed_base"]) or robot.root_link == "world"
-
-
-def _pose_msg(out: Any, pose: Pose) -> None:
-    out.position.x, out.position.y, out.position.z = pose.position
-    out.orientation.w, out.orientation.x, out.orientation.y, out.orientation.z = pose.quaternion
-
-
-def _pose_transform(parent: str, child: str, pose: Pose, stamp: Time) -> TransformStamped:
-    tf = _transform(parent, child)
-    tf.header.stamp = stamp
-    t, r = tf.transform.translation, tf.transform.rotation
-    t.x, t.y, t.z = pose.position
-    r.w, r.x, r.y, r.z = pose.quaternion
-    return tf
 
 
 def _joint_state_template(names: list[str]) -> SerializedTemplate:

@@ -22,6 +22,8 @@ subscriber never holds the renderer up for more than two frames), keep-last 10 f
 from __future__ import annotations
 
 import array
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -51,6 +53,14 @@ SENSOR_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=R
 def _stamp(ns: int) -> Time:
     sec, nanosec = divmod(int(ns), 1_000_000_000)
     return Time(sec=sec, nanosec=nanosec)
+
+
+def crossed(last: int, count: int, period: int) -> bool:
+    """Whether stepping from step ``last`` to ``count`` reached a multiple of ``period``; after a jump back (a reset)
+    only ``count`` itself counts."""
+    if count < last:
+        return count % period == 0
+    return count // period != last // period
 
 
 def camera_frame_id(sensor: SensorSpec) -> str:
@@ -104,11 +114,16 @@ class _Laser:
         self.msg.header.frame_id = laser_frame_id(sensor)
         self.pub = node.create_publisher(LaserScan, f"{sensor.name}/scan", SENSOR_QOS)
 
-    def publish(self, model: mujoco.MjModel, data: mujoco.MjData, ns: int) -> None:
+    def scan(self, model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
+        """The ranges on the current state (the caller's thread: the one that steps the physics)."""
         if model is not self.model:  # the scene was edited (spawn, remove): body ids may have moved
             self.scanner.rebind(model)
             self.model = model
-        self.msg.ranges = array.array("f", self.scanner.scan(model, data).tobytes())
+        return self.scanner.scan(model, data)
+
+    def publish(self, scan: tuple[np.ndarray, int]) -> None:
+        ranges, ns = scan
+        self.msg.ranges = array.array("f", ranges.astype(np.float32).tobytes())
         self.msg.header.stamp = _stamp(ns)
         self.pub.publish(self.msg)
 
@@ -129,6 +144,7 @@ class SimSensors:
         self._periods.update({f"laser:{s.sensor.name}": steps_per_period(s.rate, timestep) for s in self._lasers})
         self._cam_periods = [(c.sensor, self._periods[f"camera:{c.sensor.name}"]) for c in self._cams]
         self._laser_periods = [(s, self._periods[f"laser:{s.sensor.name}"]) for s in self._lasers]
+        self._last_count = 0  # the state at t = 0 is not published (the first frame comes one period later)
         self.renderer = (CameraRenderer([c.sensor for c in self._cams], self._on_frame, log_error)
                          if self._cams else None)
 
@@ -147,12 +163,22 @@ class SimSensors:
         parts += [f"laser '{s.sensor.name}' {s.scanner.geometry.samples} rays at {s.rate:g} Hz" for s in self._lasers]
         return ", ".join(parts)
 
-    def on_tick(self, model: mujoco.MjModel, data: mujoco.MjData, count: int, ns: int) -> None:
-        """Simulation thread, after each tick: scan what is due, hand due cameras' state to the renderer."""
+    def on_tick(self, model: mujoco.MjModel, data: mujoco.MjData, count: int, ns: int,
+                post: Callable[[Hashable, Callable[[Any], None], Any], None] | None = None) -> None:
+        """After the physics stepped to step ``count`` (the thread that steps it): scan the lasers that are due and
+        hand due cameras' state to the renderer. A sensor is due when a multiple of its period (in steps) lies in
+        (previous count, count] (:func:`crossed`): the simulator's ticks end on those multiples, the embedded
+        manager's control cycles step several at once. ``post(key, handler, data)``: where the scans are published
+        (the manager's outbox, off its control loop); None: at once."""
+        last, self._last_count = self._last_count, count
         for laser, period in self._laser_periods:
-            if count % period == 0:
-                laser.publish(model, data, ns)
-        due = [s for s, period in self._cam_periods if count % period == 0]
+            if crossed(last, count, period):
+                scan = (laser.scan(model, data), ns)
+                if post is None:
+                    laser.publish(scan)
+                else:
+                    post(("scan", laser.sensor.name), laser.publish, scan)
+        due = [s for s, period in self._cam_periods if crossed(last, count, period)]
         if due and self.renderer is not None and self.renderer.error is None:
             self.renderer.submit(model, data, ns, due)
 

@@ -9,11 +9,12 @@ the Robot Body Coupler, over real DDS traffic:
 4. a VectorField reacher ``VF0`` (after destroying JR0, which would otherwise keep holding its joint target)
    and a CartesianReach goal for the tool frame ``tcp``.
 
-The arm stands in the table-top scene of config/worlds/table_top.yaml (topic mode; embedded mode has no simulator
-node and runs it alone). The wrist force-torque sensor's broadcaster (``/force_torque_sensor_broadcaster/wrench``)
-is recorded for the plot's wrench panel, and the scene camera of rc_arm (``/scene_camera/image_raw``) for
-``camera.png``. The runner (:mod:`robot_core.demo.runner`) brings the graph up and writes the plot, the rendering
-(the Cartesian goal drawn as a green sphere), the camera image and the summary.
+The arm stands in the table-top scene of config/worlds/table_top.yaml (in both modes: the simulator node or the
+embedded controller manager simulates it). The wrist force-torque sensor's broadcaster
+(``/force_torque_sensor_broadcaster/wrench``) is recorded for the plot's wrench panel, and the scene camera of
+rc_arm (``/scene_camera/image_raw``) for ``camera.png``. The runner (:mod:`robot_core.demo.runner`) brings the
+graph up and writes the plot, the rendering (the Cartesian goal drawn as a green sphere), the camera image and the
+summary.
 """
 
 from __future__ import annotations

@@ -1,0 +1,96 @@
+"""The embedded physics' world and camera/laser topics: what the simulator node publishes about the scene, from the
+controller manager when the physics runs inside it (``hardware_mode: embedded``).
+
+Why here: the manager's control loop steps the engine (robot_core.control.in_process_simulator); this module is
+called once per cycle after the step and decides what is due in simulated time. The messages are those of the
+simulator node, from the same code: the free objects through :class:`robot_core.ros.sim_world.WorldTopics`
+(``~/object_states`` of the manager's node and /tf), the cameras and lasers through
+:class:`robot_core.ros.sim_sensors.SimSensors` (``<name>/image_raw``, ``<name>/camera_info``,
+``<name>/depth/image_raw``, ``<name>/scan``), the static frames (world -> placed root, fixed objects, sensor frames)
+once on /tf_static.
+
+Threads: :meth:`EmbeddedScene.after_cycle` runs in the control loop; it only reads the engine (the objects' state,
+a laser's ray casts, a copy of ``qpos`` for the camera thread) and hands messages to the manager's outbox, which
+builds and publishes them off the loop. Rendering runs on the camera's own thread (robot_core.physics.camera).
+
+Rates are in simulated time and land on whole control cycles: a sensor is due in the cycle whose steps cross a
+multiple of its period, so a 30 Hz camera under a 100 Hz manager gets frames 30 or 40 ms apart (30 on average).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from robot_core.model.robot_model import RobotModel
+from robot_core.physics.pacing import steps_per_period
+from robot_core.physics.scene import Scene
+from robot_core.physics.world import WorldSim
+from robot_core.ros.sim_sensors import SimSensors, crossed
+from robot_core.ros.sim_world import WorldTopics, tf_message_type, time_msg
+
+TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
+LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+Post = Callable[[Hashable, Callable[[Any], None], Any], None]
+
+
+class EmbeddedScene:
+    """World and camera/laser outputs of the engine the manager steps. ``post(key, handler, data)``: the manager's
+    outbox. ``tf_rate``: Hz of simulated time for the objects. ``log_error``: a line when rendering fails."""
+
+    def __init__(self, node: Node, scene: Scene, world: WorldSim, robot: RobotModel, post: Post, *,
+                 world_frame: str = "world", tf_rate: float = 50.0, lasers: bool = True,
+                 log_error: Callable[[str], None] | None = None):
+        engine = world.engine
+        self.engine, self.world, self.scene = engine, world, scene
+        self._post = post
+        self._dt_ns = round(engine.timestep * 1e9)
+        self._tf_pub = node.create_publisher(tf_message_type(), "/tf", TF_QOS)
+        self._tf_static_pub = node.create_publisher(tf_message_type(), "/tf_static", LATCHED_QOS)
+        self.topics = WorldTopics(node, world_frame, self._tf_pub)
+        self.sensors = SimSensors(node, robot, engine.model, engine.timestep, cameras=scene.settings.cameras,
+                                  lasers=lasers, log_error=log_error)
+        self._objects_period = steps_per_period(tf_rate, engine.timestep)
+        self._has_free = bool(world.free_objects)
+        self._last = 0
+        self._publish_static()
+
+    def describe(self) -> str:
+        """One line for the manager's log: the world, its objects and the sensors simulated."""
+        parts = []
+        if self.scene.settings.world:
+            parts.append(f"world {self.scene.settings.world}: objects {', '.join(self.world.objects) or 'none'}")
+        if self.sensors:
+            parts.append(f"sensors: {self.sensors.describe()}")
+        return "; ".join(parts)
+
+    def after_cycle(self) -> None:
+        """Control loop, after the engine stepped: post what is due at the engine's step count."""
+        engine = self.engine
+        count = engine.step_count
+        ns = count * self._dt_ns
+        last, self._last = self._last, count
+        if self._has_free and crossed(last, count, self._objects_period):
+            self._post("object_states", self._publish_objects, (self.world.states(), ns))
+        if self.sensors:
+            self.sensors.on_tick(engine.model, engine.data, count, ns, post=self._post)
+
+    def _publish_objects(self, item: tuple[list[Any], int]) -> None:
+        states, ns = item
+        self.topics.publish_objects(states, time_msg(ns))
+
+    def _publish_static(self) -> None:
+        stamp = time_msg(0)
+        out = self.topics.static_transforms(self.world, self.scene.placed, stamp)
+        if self.sensors:
+            out += self.sensors.static_transforms(stamp)
+        if out:
+            self._tf_static_pub.publish(tf_message_type()(transforms=out))
+
+    def shutdown(self) -> None:
+        self.sensors.shutdown()
