@@ -272,6 +272,11 @@ def test_invalid_pre_sdf_sensor_is_an_error_naming_file_line_and_element(tmp_pat
      '<pose>1 2 3', 'must be 6 finite numbers'),
     ('<gazebo reference="base_scan">\n<sensor type="imu" name="s">\n<update_rate>-1</update_rate></sensor>'
      '</gazebo>', '<sensor type="imu" name="s">', 'is negative'),
+    ('<gazebo reference="camera_link">\n<sensor type="camera" name="c"><camera><noise>\n<stddev>-0.1</stddev>'
+     '</noise></camera></sensor></gazebo>', '<stddev>-0.1', '<stddev>-0.1</stddev> must be >= 0'),
+    ('<gazebo reference="base_scan">\n<sensor type="ray" name="s"><ray><scan><horizontal><samples>10</samples>'
+     '</horizontal></scan><range><max>1</max></range>\n<noise><mean>nan</mean></noise></ray></sensor></gazebo>',
+     '<mean>nan', 'is not a finite number'),
 ])
 def test_invalid_sensor_is_an_error_naming_file_line_and_element(tmp_path, body, needle, message):
     path = _write(tmp_path, body)
@@ -341,3 +346,23 @@ def test_select_sensors_keeps_the_named_cameras_and_lasers_at_the_given_rates(tm
         select_sensors(model.sensors, (), {"wrist_ft": 1.0})
     with pytest.raises(ValueError, match=r"'sensor_rates.camera' = 0.0 must be a positive rate"):
         select_sensors(model.sensors, (), {"camera": 0.0})
+
+
+def test_camera_and_laser_noise_is_read_and_other_noise_types_are_warned_about(tmp_path):
+    """Gazebo's classic ``<noise type="...">`` and SDF 1.6's ``<type>`` child; a type other than gaussian is
+    warned about (file, line) and not simulated; gaussian_quantized is simulated as gaussian, with a warning."""
+    body = ('<gazebo reference="camera_link"><sensor type="camera" name="c"><camera><noise type="gaussian">'
+            '<mean>0.0</mean><stddev>0.007</stddev></noise></camera></sensor></gazebo>\n'
+            '<gazebo reference="base_scan"><sensor type="ray" name="s"><ray><scan><horizontal><samples>10</samples>'
+            '</horizontal></scan><range><max>3</max></range><noise><type>gaussian_quantized</type><stddev>0.01'
+            '</stddev></noise></ray></sensor></gazebo>\n'
+            '<gazebo reference="camera_link"><sensor type="camera" name="c2"><camera>\n<noise type="uniform">'
+            '<stddev>0.1</stddev></noise></camera></sensor></gazebo>')
+    path = _write(tmp_path, body)
+    model, warned = _load(path)
+    params = {s.name: s.params for s in model.sensors}
+    assert params["c"]["noise_stddev"] == 0.007 and params["c"]["noise_mean"] == 0.0
+    assert params["s"]["noise_stddev"] == 0.01
+    assert "noise_stddev" not in params["c2"]
+    assert any("'uniform' is not simulated" in w and f"{path}:{_line_of(path, 'uniform')}" in w for w in warned), warned
+    assert any("gaussian_quantized" in w for w in warned), warned

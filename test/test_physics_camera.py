@@ -32,8 +32,8 @@ URDF = """<robot name="cam">
   <gazebo reference="cam_link">
     <sensor type="{kind}" name="cam">
       <pose>0.1 0 0.05 0.1 0.2 -0.1</pose>
-      <camera><horizontal_fov>1.2</horizontal_fov><image><width>{w}</width><height>{h}</height></image>
-        <clip><near>0.05</near><far>20</far></clip></camera>
+      <camera><horizontal_fov>1.2</horizontal_fov><image><width>{w}</width><height>{h}</height>{image}</image>
+        <clip><near>0.05</near><far>20</far></clip>{extra}</camera>
     </sensor>
   </gazebo>
 </robot>"""
@@ -54,10 +54,11 @@ def _gl_available() -> str | None:
 pytestmark = pytest.mark.skipif(_gl_available() is not None, reason=f"no off-screen OpenGL: {_gl_available()}")
 
 
-def _engine(kind: str = "depth", w: int = 640, h: int = 480) -> tuple[PhysicsEngine, np.ndarray]:
+def _engine(kind: str = "depth", w: int = 640, h: int = 480, image: str = "",
+            extra: str = "") -> tuple[PhysicsEngine, np.ndarray]:
     """The robot with its camera and a red plate whose face centre is at FACE_OPTICAL; returns the engine and the
-    optical frame's world pose."""
-    robot = load_robot(URDF.format(kind=kind, w=w, h=h))
+    optical frame's world pose. ``image``/``extra``: more XML inside the camera's ``<image>`` / ``<camera>``."""
+    robot = load_robot(URDF.format(kind=kind, w=w, h=h, image=image, extra=extra))
     sensor = robot.sensors[0]
     link_world = robot.joints["mount"].origin.matrix()
     opt_world = link_world @ optical_pose(sensor)
@@ -75,12 +76,12 @@ def _engine(kind: str = "depth", w: int = 640, h: int = 480) -> tuple[PhysicsEng
     return PhysicsEngine(robot, scene=scene, include_visuals=False), opt_world
 
 
-def _render(engine: PhysicsEngine) -> CameraFrame:
+def _render(engine: PhysicsEngine, seed: int | None = None) -> CameraFrame:
     frames: list[CameraFrame] = []
     errors: list[str] = []
     done = threading.Event()
     renderer = CameraRenderer(engine.robot.sensors, lambda f: (frames.append(f), done.set()),
-                              on_error=lambda e: (errors.append(e), done.set()))
+                              on_error=lambda e: (errors.append(e), done.set()), seed=seed)
     try:
         renderer.submit(engine.model, engine.data, 123)
         assert done.wait(60.0), "no frame within 60 s"
@@ -162,3 +163,21 @@ def test_rgb_only_camera_has_no_depth_and_the_renderer_follows_an_edited_scene()
         return int(((rgb[..., 0] > 60) & (rgb[..., 0] > 2 * rgb[..., 1]) & (rgb[..., 0] > 2 * rgb[..., 2])).sum())
 
     assert red(first) > 50 and red(second) == 0
+
+
+def test_gazebo_camera_noise_has_its_stddev_and_mean_and_a_seed_repeats_it():
+    """``<camera><noise>`` (mean 0.01, stddev 0.02 of the 0..1 intensity, as Gazebo): the noisy image minus the
+    noise-free one, on pixels away from 0 and 255 (where clipping cuts the noise), has mean 0.01 x 255 and a sample
+    stddev within 10 % of 0.02 x 255; the same seed renders the same image."""
+    noise = '<noise type="gaussian"><mean>0.01</mean><stddev>0.02</stddev></noise>'
+    clean = _render(_engine(kind="camera", w=160, h=120)[0]).rgb.astype(float)
+    engine, _ = _engine(kind="camera", w=160, h=120, extra=noise)
+    noisy = _render(engine, seed=3).rgb
+    diff = (noisy.astype(float) - clean)[(clean > 30) & (clean < 225)]
+    print(f"camera noise: mean {diff.mean():.2f}, stddev {diff.std(ddof=1):.2f} (configured {0.01 * 255:.2f}, "
+          f"{0.02 * 255:.2f}) over {diff.size} values")
+    assert diff.size > 10000
+    assert diff.std(ddof=1) == pytest.approx(0.02 * 255, rel=0.10)
+    assert diff.mean() == pytest.approx(0.01 * 255, abs=0.3)
+    assert np.array_equal(_render(engine, seed=3).rgb, noisy)
+    assert not np.array_equal(_render(engine, seed=4).rgb, noisy)

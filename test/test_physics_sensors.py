@@ -190,6 +190,47 @@ def test_noise_params_add_gaussian_noise_of_that_stddev():
     assert np.ptp(torque) == 0.0  # torque has no noise param
 
 
+def _resting_imu_samples(engine: PhysicsEngine, n: int = 3000) -> np.ndarray:
+    """linear_acceleration.z of base_imu over ``n`` reads of the rig at rest (one step apart)."""
+    engine.step(200)
+    out = []
+    for _ in range(n):
+        engine.step(1)
+        out.append(_values(engine, "base_imu")["linear_acceleration.z"])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("form", ["ros2_control", "gazebo"])
+def test_a_resting_imu_has_the_configured_noise_and_a_seed_repeats_it(form):
+    """Both ways of asking: the ros2_control sensor's ``linear_acceleration_noise_stddev`` / ``_noise_mean`` params,
+    and the Gazebo block's ``<linear_acceleration><x><noise>`` (mean, stddev). Resting, the readings' sample
+    stddev is the configured one within 10 % and their mean is g + mean; the same seed gives the same samples,
+    another seed others."""
+    std, mean = 0.08, 0.05
+    text = RIG.read_text(encoding="utf-8")
+    if form == "ros2_control":
+        text = text.replace('<param name="frame_id">base_link</param>',
+                            '<param name="frame_id">base_link</param>'
+                            f'<param name="linear_acceleration_noise_stddev">{std}</param>'
+                            f'<param name="linear_acceleration_noise_mean">{mean}</param>', 1)
+    else:  # the ros2_control sensor without frame_id takes its place and noise from the Gazebo block of its name
+        text = text.replace('<param name="frame_id">base_link</param>', "", 1).replace("</robot>", f"""
+  <gazebo reference="base_link"><sensor type="imu" name="base_imu"><imu><linear_acceleration><x>
+    <noise type="gaussian"><mean>{mean}</mean><stddev>{std}</stddev></noise></x></linear_acceleration></imu>
+  </sensor></gazebo></robot>""")
+    robot = load_robot(text)
+    samples = _resting_imu_samples(PhysicsEngine(copy.deepcopy(robot), sensor_seed=11))
+    quiet = _resting_imu_samples(PhysicsEngine(load_robot(RIG)), 50)
+    print(f"{form}: resting IMU acceleration z: mean {samples.mean():.4f} (noise-free {quiet.mean():.4f}), "
+          f"sample stddev {samples.std(ddof=1):.4f} (configured {std})")
+    assert samples.std(ddof=1) == pytest.approx(std, rel=0.10)
+    assert quiet.std() < 1e-6  # without the noise the resting reading is constant
+    assert samples.mean() == pytest.approx(quiet.mean() + mean, abs=4 * std / math.sqrt(samples.size))
+    again = _resting_imu_samples(PhysicsEngine(copy.deepcopy(robot), sensor_seed=11))
+    other = _resting_imu_samples(PhysicsEngine(copy.deepcopy(robot), sensor_seed=12))
+    assert np.array_equal(samples, again) and not np.array_equal(samples, other)
+
+
 # ----------------------------------------------------------------------------- bad declarations
 def _rig_text(old: str, new: str) -> str:
     text = RIG.read_text(encoding="utf-8")

@@ -44,7 +44,7 @@ EMBEDDED_SIM_PARAMS = {"timestep": "sim_timestep", "real_time_factor": "real_tim
                        "start_paused": "start_paused", "world": "world", "keyframes": "keyframes",
                        "base_pose": "base_pose", "floor": "floor", "cameras": "cameras", "lasers": "lasers",
                        "sensors": "sensors", "sensor_rates": "sensor_rates", "tf_rate": "tf_rate",
-                       "world_frame": "world_frame"}
+                       "world_frame": "world_frame", "noise_seed": "noise_seed"}
 RAW_STATES_TOPIC = "/robot_joint_states"
 BROADCAST_STATES_TOPIC = "/joint_states"
 

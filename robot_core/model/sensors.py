@@ -57,6 +57,7 @@ class SensorSpec:
     cameras ``width``, ``height``, ``horizontal_fov`` (rad), ``format``, ``near``, ``far``; lasers
     ``samples``, ``resolution``, ``min_angle``, ``max_angle``, ``range_min``, ``range_max``,
     ``range_resolution`` (and ``vertical_samples``, ``vertical_min_angle``, ``vertical_max_angle`` when given);
+    both ``noise_mean`` and ``noise_stddev`` when the ``<camera>`` / ``<ray>`` has a gaussian ``<noise>``;
     other kinds every leaf below the sensor as ``"path/to/leaf": text``. ``params["joint"]`` names the joint
     when the ``<gazebo reference>`` named a joint (Gazebo's form for force-torque sensors); ``params["plugin"]``
     the plugin's filename, when there is one.
@@ -239,7 +240,30 @@ class _SensorReader:
             raise RobotModelError(f"camera clip near={near:g}, far={far:g}: need 0 < near < far",
                                   self.ref(clip if clip is not None else cam, cw))
         fmt = self.text(None if image is None else image.find("format")) or "R8G8B8"
-        return {"width": width, "height": height, "horizontal_fov": fov, "format": fmt, "near": near, "far": far}
+        return {"width": width, "height": height, "horizontal_fov": fov, "format": fmt, "near": near, "far": far,
+                **self.noise(cam.find("noise"), cw)}
+
+    def noise(self, el: ET.Element | None, where: str) -> dict[str, object]:
+        """Gazebo's ``<noise>`` of a camera or laser as ``noise_mean`` / ``noise_stddev`` (none: {}). The type is
+        the ``type`` attribute (classic) or a ``<type>`` child (SDF 1.6+); ``gaussian_quantized`` is simulated as
+        gaussian, another type is warned about and ignored."""
+        if el is None:
+            return {}
+        nw = f"{where} <noise>"
+        kind = (el.get("type") or self.text(el.find("type")) or "gaussian").strip().lower()
+        if kind == "none":
+            return {}
+        if kind not in ("gaussian", "gaussian_quantized"):
+            validation.warn(f"noise type '{kind}' is not simulated (gaussian); no noise added", self.ref(el, nw))
+            return {}
+        if kind == "gaussian_quantized":
+            validation.warn("noise type 'gaussian_quantized' is simulated as gaussian (no quantisation)",
+                            self.ref(el, nw))
+        mean = self.number(el.find("mean"), nw, 0.0)
+        stddev = self.number(el.find("stddev"), nw, 0.0)
+        if stddev < 0.0:
+            raise RobotModelError(f"<stddev>{stddev:g}</stddev> must be >= 0", self.ref(el.find("stddev"), nw))
+        return {"noise_mean": mean, "noise_stddev": stddev} if (mean or stddev) else {}
 
     def ray(self, el: ET.Element, where: str) -> dict[str, object]:
         ray = next((r for r in (el.find(t) for t in RAY_ELEMENTS) if r is not None), None)
@@ -277,6 +301,7 @@ class _SensorReader:
             raise RobotModelError(f"range min={out['range_min']:g}, max={out['range_max']:g}: need "
                                   "0 <= min < max", self.ref(rng, gw))
         out["range_resolution"] = self.number(rng.find("resolution"), gw, 0.0)
+        out.update(self.noise(ray.find("noise"), rw))
         return out
 
     def pre_sdf(self, el: ET.Element, reference: str | None, gz: ET.Element) -> SensorSpec | None:

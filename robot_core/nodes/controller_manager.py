@@ -284,7 +284,8 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
 
     def _scene_parameters(self) -> dict[str, Any]:
         """The scene parameters (robot_core.nodes.node_params.SCENE_PARAMS) as the simulator node reads them."""
-        p = {name: self._declared[name] for name in ("world", "keyframes", "base_pose", "floor", "cameras", "sensors")}
+        p = {name: self._declared[name]
+             for name in ("world", "keyframes", "base_pose", "floor", "cameras", "sensors", "noise_seed")}
         rates = {}
         for key, value in self.get_parameters_by_prefix("sensor_rates").items():
             v = value.value

@@ -28,6 +28,8 @@ SCENE_PARAMS: tuple[P, ...] = (
       "(doc/sensors.md)"),
     P("sensors", "string[]", [], "names of the description's cameras and lasers to simulate (others are not); "
       "empty: all of them. A name the description does not have is refused at start"),
+    P("noise_seed", "int", -1, "seed of the sensors' noise (the description's <noise> and *_noise_stddev params; "
+      "doc/sensors.md#noise): the same seed gives the same noise; negative: a fresh seed each run"),
     P("sensor_rates.<sensor>", "double", None, "update rate of a camera or laser instead of the description's "
       "(e.g. a 2448 x 2050 camera at 1 Hz on a machine without GPU); in YAML a map sensor_rates: {cam: 1.0}",
       unit="Hz", family=True),

@@ -900,7 +900,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
         """Cameras and lasers of the description (robot_core.ros.sim_sensors), switched by ``cameras``/``lasers``."""
         p = self.params
         sensors = SimSensors(self, robot, engine.model, engine.timestep, cameras=p["cameras"], lasers=p["lasers"],
-                             log_error=lambda text: self._event(text, warning=True))
+                             log_error=lambda text: self._event(text, warning=True),
+                             seed=p["noise_seed"] if p["noise_seed"] >= 0 else None)
         if sensors:
             self._sensors = sensors
             self._log.info(f"sensors: {sensors.describe()}")

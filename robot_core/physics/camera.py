@@ -40,6 +40,7 @@ import numpy as np
 
 from robot_core.model.robot_model import Pose, RobotModelError
 from robot_core.model.sensors import CAMERA_KINDS, SensorSpec
+from robot_core.physics.noise import GaussianNoise, noise_rng
 
 DEFAULT_CAMERA_RATE = 30.0  # Hz, when the description gives none
 # Nice value of the rasteriser threads of a software OpenGL: when the CPU is short, the physics loop gets it and
@@ -269,8 +270,10 @@ class CameraRenderer:
     (:attr:`dropped` counts those). :attr:`render_seconds` sums the wall time spent per rendered frame."""
 
     def __init__(self, sensors: Sequence[SensorSpec], on_frame: Callable[[CameraFrame], None],
-                 on_error: Callable[[str], None] | None = None):
+                 on_error: Callable[[str], None] | None = None, seed: int | None = None):
         self.sensors = camera_sensors(sensors)
+        # the description's <camera><noise> on the rgb image (robot_core.physics.noise; seed: repeatable)
+        self._noise = {s.name: (GaussianNoise.of(s.params), noise_rng(seed, s.name)) for s in self.sensors}
         self._on_frame = on_frame
         self._on_error = on_error
         self._cond = threading.Condition()
@@ -365,6 +368,9 @@ class CameraRenderer:
             t0 = time.perf_counter()
             w, h = int(s.params["width"]), int(s.params["height"])
             rgb, depth = views[s.name].render(data, ids[s.name], w, h, depth=s.kind == "depth")
+            noise, rng = self._noise[s.name]
+            if noise:
+                rgb = noise.add_to_image(rgb, rng)
             if depth is not None:
                 clip_depth(depth, float(s.params["near"]), float(s.params["far"]))
             self.render_seconds += time.perf_counter() - t0

@@ -20,6 +20,7 @@ import numpy as np
 
 from robot_core.model.robot_model import RobotModelError
 from robot_core.model.sensors import SensorSpec
+from robot_core.physics.noise import GaussianNoise, noise_rng
 
 DEFAULT_LASER_RATE = 10.0  # Hz, when the description gives none
 VISUAL_GROUP = 1  # the builder's group for visual-only geoms
@@ -55,8 +56,10 @@ def laser_sensors(sensors: list[SensorSpec]) -> list[SensorSpec]:
 class LaserScanner:
     """Scans of one laser sensor on one compiled model; :meth:`rebind` after the model was recompiled."""
 
-    def __init__(self, sensor: SensorSpec, model: mujoco.MjModel):
+    def __init__(self, sensor: SensorSpec, model: mujoco.MjModel, seed: int | None = None):
         self.sensor = sensor
+        self.noise = GaussianNoise.of(sensor.params)  # the description's <ray><noise>, on the hits' ranges
+        self._rng = noise_rng(seed, sensor.name)
         self.geometry = ScanGeometry.of(sensor)
         a = self.geometry.angles()
         self._dirs_sensor = np.stack([np.cos(a), np.sin(a), np.zeros_like(a)], axis=1)  # unit vectors
@@ -95,4 +98,4 @@ class LaserScanner:
         out = self._dist.astype(np.float32)
         out[(self._geom < 0) | (self._dist > g.range_max)] = math.inf
         out[(self._geom >= 0) & (self._dist < g.range_min)] = -math.inf
-        return out
+        return self.noise.add(out, self._rng) if self.noise else out

@@ -45,6 +45,7 @@ class SceneSettings:
     cameras: bool = True  # the description's cameras get MuJoCo cameras (rendered by robot_core.physics.camera)
     sensors: Sequence[str] = ()  # cameras and lasers to simulate by name; empty: all
     sensor_rates: Mapping[str, float] = field(default_factory=dict)  # name -> Hz instead of the description's
+    noise_seed: int = -1  # seed of every sensor's noise (robot_core.physics.noise); negative: fresh each run
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> SceneSettings:
@@ -54,7 +55,8 @@ class SceneSettings:
                    base_pose=tuple(float(v) for v in params.get("base_pose", ()) or ()),
                    floor=bool(params.get("floor", d.floor)), cameras=bool(params.get("cameras", d.cameras)),
                    sensors=tuple(str(n) for n in params.get("sensors", ()) or ()),
-                   sensor_rates=dict(params.get("sensor_rates", {}) or {}))
+                   sensor_rates=dict(params.get("sensor_rates", {}) or {}),
+                   noise_seed=int(params.get("noise_seed", d.noise_seed)))
 
 
 class Scene:
@@ -87,7 +89,13 @@ class Scene:
         s = self.settings
         hook = with_cameras(scene_hook(self.world, robot.root_link, self.base, floor=s.floor),
                             robot.sensors if s.cameras else [])
-        return {"scene": hook, "include_visuals": False, "initial_base_pose": None if fixed else self.base}
+        return {"scene": hook, "include_visuals": False, "initial_base_pose": None if fixed else self.base,
+                "sensor_seed": self.seed}
+
+    @property
+    def seed(self) -> int | None:
+        """The sensors' noise seed; None: unrepeatable."""
+        return self.settings.noise_seed if self.settings.noise_seed >= 0 else None
 
     def world_sim(self, engine: PhysicsEngine) -> WorldSim:
         """The objects' run-time state on ``engine`` (with an MJCF robot file's own scenery)."""

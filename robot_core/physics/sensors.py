@@ -38,10 +38,12 @@ Values and conventions (documented in doc/nodes/simulator.md):
   ray hits nothing (REP 117).
 * pose: position and orientation of the link frame in the world.
 
-Noise: ``<param name="<group>_noise_stddev">`` (groups ``force``, ``torque``, ``orientation``,
-``angular_velocity``, ``linear_acceleration``, ``range``, ``position``) adds zero-mean Gaussian noise of that
-standard deviation to the group's values (orientation: a small random rotation of that many radians per axis);
-``noise_seed`` makes it repeatable. Values are those MuJoCo computed in the last step (the state at its start).
+Noise (robot_core.physics.noise): ``<param name="<group>_noise_stddev">`` and ``<group>_noise_mean`` (groups
+``force``, ``torque``, ``orientation``, ``angular_velocity``, ``linear_acceleration``, ``range``, ``position``) add
+Gaussian noise of that mean and standard deviation to the group's values (orientation: a small random rotation of
+stddev radians per axis); a Gazebo block's ``<noise>`` (its x axis' for an IMU) gives the same. The engine's
+``sensor_seed`` (the nodes' ``noise_seed`` parameter) makes it repeatable. Values are those MuJoCo computed in
+the last step (the state at its start).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ import numpy as np
 from robot_core.model import validation
 from robot_core.model.robot_model import RobotModel, RobotModelError, Ros2ControlSensor, SourceRef
 from robot_core.model.sensors import SensorSpec
+from robot_core.physics.noise import GaussianNoise, check_noise
 
 FORCE_TORQUE, IMU, RANGE, POSE = "force_torque", "imu", "range", "pose"
 _XYZ = ("x", "y", "z")
@@ -81,7 +84,7 @@ class SimSensor:
     kind: str
     link: str
     interfaces: list[str]
-    noise: dict[str, float] = field(default_factory=dict)
+    noise: dict[str, GaussianNoise] = field(default_factory=dict)  # group (force, angular_velocity, ...) -> noise
     source: SourceRef = field(default_factory=SourceRef)
     #: the sensor frame in the link frame (4x4; None: the link frame itself)
     offset: np.ndarray | None = None
@@ -114,13 +117,15 @@ def classify(interfaces: Sequence[str], where: SourceRef) -> str:
     return kinds[0]
 
 
-def _noise(sensor: Ros2ControlSensor, kind: str, where: SourceRef) -> dict[str, float]:
-    out = {}
+def _noise(sensor: Ros2ControlSensor, kind: str, where: SourceRef) -> dict[str, GaussianNoise]:
+    """``<param name="<group>_noise_stddev">`` and ``<group>_noise_mean`` of a ros2_control sensor."""
+    found: dict[str, dict[str, float]] = {}
     groups = {i.split(".")[0] for i in KIND_INTERFACES[kind]}
     for key, raw in sensor.params.items():
-        if not key.endswith("_noise_stddev"):
+        part = next((p for p in ("stddev", "mean") if key.endswith(f"_noise_{p}")), None)
+        if part is None:
             continue
-        group = key[: -len("_noise_stddev")]
+        group = key[: -len(f"_noise_{part}")]
         if group not in groups:
             raise RobotModelError(f"param '{key}' does not apply to a {kind} sensor (noise groups: "
                                   f"{', '.join(sorted(groups))})", where)
@@ -128,10 +133,11 @@ def _noise(sensor: Ros2ControlSensor, kind: str, where: SourceRef) -> dict[str, 
             value = float(raw)
         except ValueError:
             value = math.nan
-        if not (math.isfinite(value) and value >= 0.0):
-            raise RobotModelError(f"param '{key}' must be a number >= 0, got '{raw}'", where)
-        out[group] = value
-    return out
+        if not math.isfinite(value) or (part == "stddev" and value < 0.0):
+            need = "a number >= 0" if part == "stddev" else "a finite number"
+            raise RobotModelError(f"param '{key}' must be {need}, got '{raw}'", where)
+        found.setdefault(group, {})[part] = value
+    return {g: GaussianNoise(v.get("mean", 0.0), v.get("stddev", 0.0)) for g, v in found.items()}
 
 
 def robot_sensors(robot: RobotModel) -> list[SimSensor]:
@@ -191,21 +197,28 @@ def _take_gazebo_placement(sensor: SimSensor, spec: SensorSpec) -> None:
         sensor.direction = 1.0 if direction == "parent_to_child" else -1.0
     if not np.allclose(pose, np.eye(4)):
         sensor.offset = pose
-    groups = {IMU: {"angular_velocity": "imu/angular_velocity/x/noise/stddev",
-                    "linear_acceleration": "imu/linear_acceleration/x/noise/stddev",
-                    "orientation": "imu/orientation/x/noise/stddev"},
-              FORCE_TORQUE: {"force": "force_torque/noise/stddev", "torque": "force_torque/noise/stddev"}}
-    for group, key in groups[spec.kind].items():
-        raw = spec.params.get(key, spec.params.get("noise/stddev") if spec.kind == FORCE_TORQUE else None)
-        if raw is None or group in sensor.noise:
-            continue
-        try:
-            value = float(str(raw))
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and value >= 0.0):
-            raise RobotModelError(f"noise stddev '{raw}' ({key}) must be a number >= 0", spec.source)
-        sensor.noise[group] = value
+    groups = {IMU: {"angular_velocity": "imu/angular_velocity/x/noise/",
+                    "linear_acceleration": "imu/linear_acceleration/x/noise/",
+                    "orientation": "imu/orientation/x/noise/"},
+              FORCE_TORQUE: {"force": "force_torque/noise/", "torque": "force_torque/noise/"}}
+    for group, prefix in groups[spec.kind].items():
+        if group in sensor.noise:
+            continue  # the ros2_control sensor's own param wins
+        values = {}
+        for part in ("mean", "stddev"):
+            key = prefix + part
+            raw = spec.params.get(key, spec.params.get(f"noise/{part}") if spec.kind == FORCE_TORQUE else None)
+            if raw is None:
+                continue
+            try:
+                values[part] = float(str(raw))
+            except ValueError:
+                values[part] = math.nan
+            problem = check_noise(values.get("mean", 0.0), values.get("stddev", 0.0))
+            if problem:
+                raise RobotModelError(f"{problem} ({key} = '{raw}')", spec.source)
+        if values:
+            sensor.noise[group] = GaussianNoise(values.get("mean", 0.0), values.get("stddev", 0.0))
 
 
 def _mj_sensors(sensor: SimSensor) -> list[tuple[str, mujoco.mjtSensor]]:
@@ -258,7 +271,7 @@ class SensorReadout:
         self.sensors = list(sensors)
         self.names = [f"{s.name}/{i}" for s in self.sensors for i in s.interfaces]
         self.values = np.zeros(len(self.names))
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(None if seed is not None and seed < 0 else seed)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -335,14 +348,14 @@ class SensorReadout:
 
     def _add_noise(self, s: SimSensor, vals: dict[str, float]) -> None:
         rng = self._rng
-        for group, std in s.noise.items():
-            if std <= 0.0:
+        for group, noise in s.noise.items():
+            if not noise:
                 continue
-            if group == "orientation":
+            if group == "orientation":  # a random rotation of stddev rad per axis (the mean is not used)
                 q = np.array([vals["orientation.w"], vals["orientation.x"], vals["orientation.y"],
                               vals["orientation.z"]])
                 dq = np.zeros(4)
-                mujoco.mju_axisAngle2Quat(dq, *_random_rotation(rng, std))
+                mujoco.mju_axisAngle2Quat(dq, *_random_rotation(rng, noise.stddev))
                 out = np.zeros(4)
                 mujoco.mju_mulQuat(out, q, dq)
                 vals.update({"orientation.w": float(out[0]), "orientation.x": float(out[1]),
@@ -350,7 +363,7 @@ class SensorReadout:
                 continue
             for key in [k for k in vals if k == group or k.startswith(group + ".")]:
                 if math.isfinite(vals[key]):
-                    vals[key] += float(rng.normal(0.0, std))
+                    vals[key] += float(rng.normal(noise.mean, noise.stddev))
 
 
 _QUAT_OFFSET = {"w": 0, "x": 1, "y": 2, "z": 3}  # MuJoCo's quaternion order

@@ -102,10 +102,10 @@ class _Camera:
 
 
 class _Laser:
-    def __init__(self, node: Node, sensor: SensorSpec, model: mujoco.MjModel):
+    def __init__(self, node: Node, sensor: SensorSpec, model: mujoco.MjModel, seed: int | None = None):
         self.sensor = sensor
         self.rate = sensor.update_rate or DEFAULT_LASER_RATE
-        self.scanner = LaserScanner(sensor, model)
+        self.scanner = LaserScanner(sensor, model, seed)
         self.model = model
         g = self.scanner.geometry
         self.msg = LaserScan(angle_min=g.angle_min, angle_max=g.angle_max, angle_increment=g.angle_increment,
@@ -131,13 +131,14 @@ class _Laser:
 class SimSensors:
     """Cameras and lasers of one simulated robot, publishing on ``node``'s topics at their rates of simulated time.
 
-    ``cameras``/``lasers`` False: those sensors are not simulated (no topics). ``log_error`` gets a line when
+    ``cameras``/``lasers`` False: those sensors are not simulated (no topics). ``seed``: of their noise (None:
+    unrepeatable). ``log_error`` gets a line when
     rendering fails (no OpenGL): the cameras stop, the simulation goes on."""
 
     def __init__(self, node: Node, robot: RobotModel, model: mujoco.MjModel, timestep: float, *,
-                 cameras: bool = True, lasers: bool = True, log_error=None):
+                 cameras: bool = True, lasers: bool = True, log_error=None, seed: int | None = None):
         self._cams = [_Camera(node, s) for s in camera_sensors(robot.sensors)] if cameras else []
-        self._lasers = [_Laser(node, s, model) for s in laser_sensors(robot.sensors)] if lasers else []
+        self._lasers = [_Laser(node, s, model, seed) for s in laser_sensors(robot.sensors)] if lasers else []
         self._links = set(robot.links)
         self._cam_by_name = {c.sensor.name: c for c in self._cams}
         self._periods = {f"camera:{c.sensor.name}": steps_per_period(c.rate, timestep) for c in self._cams}
@@ -145,7 +146,7 @@ class SimSensors:
         self._cam_periods = [(c.sensor, self._periods[f"camera:{c.sensor.name}"]) for c in self._cams]
         self._laser_periods = [(s, self._periods[f"laser:{s.sensor.name}"]) for s in self._lasers]
         self._last_count = 0  # the state at t = 0 is not published (the first frame comes one period later)
-        self.renderer = (CameraRenderer([c.sensor for c in self._cams], self._on_frame, log_error)
+        self.renderer = (CameraRenderer([c.sensor for c in self._cams], self._on_frame, log_error, seed)
                          if self._cams else None)
 
     def __bool__(self) -> bool:
