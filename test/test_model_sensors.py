@@ -237,6 +237,10 @@ def test_pre_sdf_laser_and_camera_are_read_like_the_sdf_form(tmp_path):
         "width": 640, "height": 480, "format": "BAYER_BGGR8", "near": 0.1, "far": 100.0}
     assert camera.params["horizontal_fov"] == pytest.approx(math.pi / 2)
     # The contact sensor is not simulated: a warning naming its line, and the robot loads.
+    # Its BAYER_BGGR8 images are not simulated: a warning naming the <imageFormat> line, and rgb8.
+    assert camera.params["encoding"] == "rgb8"
+    assert len(warned) == 2 and f":{_line_of(path, 'BAYER_BGGR8')}:" in warned[0] and "'BAYER_BGGR8'" in warned[0]
+    warned = warned[1:]
     assert len(warned) == 1 and f":{_line_of(path, 'base_contact_sensor')}:" in warned[0], warned
     assert "'contact'" in warned[0]
 

@@ -240,3 +240,80 @@ def test_sensors_and_sensor_rates_pick_sensors_and_set_their_rates(world_file: P
     finally:
         ctx.shutdown()
         assert proc.stop(signal.SIGINT) == 0, proc.output()[-3000:]
+
+
+FORMATS_URDF = """<robot name="formats">
+  <link name="base"/><link name="cam_link"/>
+  <joint name="mount" type="fixed"><parent link="base"/><child link="cam_link"/>
+    <origin xyz="-1.0 0 0.8" rpy="0 0.5 0"/></joint>
+  {cameras}
+</robot>"""
+CAMERA_XML = """<gazebo reference="cam_link"><sensor type="camera" name="{name}"><update_rate>10</update_rate>
+    <camera><horizontal_fov>1.0</horizontal_fov><image><width>96</width><height>72</height><format>{fmt}</format>
+    </image><clip><near>0.05</near><far>10</far></clip></camera></sensor></gazebo>"""
+
+
+def test_image_encodings_follow_the_description_format_and_mono_is_the_luminance_of_rgb(ros: RosTestContext):
+    """Three cameras at one pose, <format> R8G8B8, B8G8R8 and L8, published through the simulator's sensor code
+    (robot_core.ros.sim_sensors) and received over DDS: rgb8, bgr8 (the same pixels, channels reversed) and mono8
+    equal to the rgb image's luminance (0.299 R + 0.587 G + 0.114 B, rounded: within 1 of it); a format robot_core
+    does not simulate is warned about and published as rgb8."""
+    import warnings
+
+    from sensor_msgs.msg import Image
+
+    from robot_core.model import RobotModelWarning, load_robot
+    from robot_core.physics.camera import with_cameras
+    from robot_core.physics.engine import PhysicsEngine
+    from robot_core.physics.world import Pose, World, make_object, scene_hook
+    from robot_core.ros.sim_sensors import SimSensors
+
+    formats = {"rgb": "R8G8B8", "bgr": "B8G8R8", "mono": "L8", "bayer": "BAYER_RGGB8"}
+    text = FORMATS_URDF.format(cameras="\n".join(CAMERA_XML.format(name=n, fmt=f) for n, f in formats.items()))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        robot = load_robot(text)
+    warned = [str(w.message) for w in caught if issubclass(w.category, RobotModelWarning)]
+    assert any("'BAYER_RGGB8' is not simulated" in w and "rgb8" in w for w in warned), warned
+    objects = tuple(make_object(n, "box", (0.3, 0.3, 0.3), pose=Pose((0.0, y, 0.15)), color=c, fixed=True)
+                    for n, y, c in (("red", -0.4, [0.9, 0.1, 0.1]), ("green", 0.0, [0.1, 0.8, 0.2]),
+                                    ("blue", 0.4, [0.2, 0.3, 0.9])))
+    engine = PhysicsEngine(robot, include_visuals=False,
+                           scene=with_cameras(scene_hook(World(objects=objects)), robot.sensors))
+    node = ros.node("format_check")
+    received: dict[str, dict[tuple[int, int], Image]] = {n: {} for n in formats}  # camera -> stamp -> image
+    for name in formats:
+        node.create_subscription(Image, f"/{name}/image_raw", lambda m, n=name: received[n].setdefault(
+            (m.header.stamp.sec, m.header.stamp.nanosec), m), 10)
+
+    def common() -> set:
+        return set.intersection(*(set(v) for v in received.values()))
+
+    sensors = SimSensors(node, robot, engine.model, engine.timestep, cameras=True, lasers=False)
+    try:
+        wait_for(lambda: all(node.count_subscribers(f"/{n}/image_raw") for n in formats), 20, "subscriptions")
+        engine.step(100)  # one period of 10 Hz: every camera is due
+
+        def all_arrived() -> bool:
+            if not common():
+                sensors.on_tick(engine.model, engine.data, engine.step_count, engine.step_count * 1_000_000)
+                sensors.renderer.idle(10.0)
+                engine.step(100)
+            return bool(common())
+
+        wait_for(all_arrived, 60, "an image of each camera of one state")
+    finally:
+        sensors.shutdown()
+    stamp = min(common())
+    got = {n: received[n][stamp] for n in formats}
+    assert {n: m.encoding for n, m in got.items()} == {"rgb": "rgb8", "bgr": "bgr8", "mono": "mono8",
+                                                       "bayer": "rgb8"}
+    rgb = np.frombuffer(bytes(got["rgb"].data), np.uint8).reshape(72, 96, 3).astype(float)
+    bgr = np.frombuffer(bytes(got["bgr"].data), np.uint8).reshape(72, 96, 3)
+    mono = np.frombuffer(bytes(got["mono"].data), np.uint8).reshape(72, 96).astype(float)
+    assert got["mono"].step == 96 and got["bgr"].step == 96 * 3
+    assert rgb.std() > 20 and len(np.unique(rgb.reshape(-1, 3), axis=0)) > 10  # the three boxes are in view
+    assert np.array_equal(bgr[..., ::-1], rgb)
+    luminance = rgb @ np.array([0.299, 0.587, 0.114])
+    print(f"mono - luminance(rgb): max {np.abs(mono - luminance).max():.3f} over {mono.size} pixels")
+    assert np.abs(mono - luminance).max() <= 0.5 + 1e-6

@@ -38,6 +38,9 @@ SENSOR_KINDS: dict[str, str] = {
 }
 # Pre-SDF ``<sensor:TYPE>`` tags (Gazebo 0.x, e.g. the PR2 of example-robot-data) -> kind.
 PRE_SDF_KINDS: dict[str, str] = {"camera": "camera", "ray": "ray"}
+# A camera's <format> (Gazebo classic and gz names) -> the sensor_msgs/Image encoding its images are published in.
+IMAGE_ENCODINGS: dict[str, str] = {"R8G8B8": "rgb8", "RGB_INT8": "rgb8", "B8G8R8": "bgr8", "BGR_INT8": "bgr8",
+                                   "L8": "mono8", "L_INT8": "mono8"}
 # Kinds whose element holds the image settings / the scan settings.
 CAMERA_KINDS = ("camera", "depth")
 RAY_ELEMENTS = ("ray", "lidar")
@@ -54,7 +57,8 @@ class SensorSpec:
     ``kind`` is one of the values of :data:`SENSOR_KINDS` (``gazebo_type`` keeps the type as written, e.g.
     ``gpu_ray``). ``pose`` is in the frame of ``link``. ``update_rate`` is in Hz of simulated time, None when
     the description gives none (the simulator picks the kind's default). ``params`` holds the kind's settings:
-    cameras ``width``, ``height``, ``horizontal_fov`` (rad), ``format``, ``near``, ``far``; lasers
+    cameras ``width``, ``height``, ``horizontal_fov`` (rad), ``format`` (as written), ``encoding`` (its
+    sensor_msgs/Image encoding: rgb8, bgr8 or mono8), ``near``, ``far``; lasers
     ``samples``, ``resolution``, ``min_angle``, ``max_angle``, ``range_min``, ``range_max``,
     ``range_resolution`` (and ``vertical_samples``, ``vertical_min_angle``, ``vertical_max_angle`` when given);
     both ``noise_mean`` and ``noise_stddev`` when the ``<camera>`` / ``<ray>`` has a gaussian ``<noise>``;
@@ -239,9 +243,21 @@ class _SensorReader:
         if not 0.0 < near < far:
             raise RobotModelError(f"camera clip near={near:g}, far={far:g}: need 0 < near < far",
                                   self.ref(clip if clip is not None else cam, cw))
-        fmt = self.text(None if image is None else image.find("format")) or "R8G8B8"
-        return {"width": width, "height": height, "horizontal_fov": fov, "format": fmt, "near": near, "far": far,
+        fmt_el = None if image is None else image.find("format")
+        fmt = self.text(fmt_el) or "R8G8B8"
+        return {"width": width, "height": height, "horizontal_fov": fov, "format": fmt,
+                "encoding": self.encoding(fmt, fmt_el if fmt_el is not None else cam, cw), "near": near, "far": far,
                 **self.noise(cam.find("noise"), cw)}
+
+    def encoding(self, fmt: str, el: ET.Element, where: str) -> str:
+        """The sensor_msgs/Image encoding of a camera's ``<format>`` (:data:`IMAGE_ENCODINGS`); another format is
+        warned about (file, line) and published as rgb8."""
+        encoding = IMAGE_ENCODINGS.get(fmt.strip().upper())
+        if encoding is None:
+            validation.warn(f"image format '{fmt}' is not simulated (known: {', '.join(IMAGE_ENCODINGS)}); the "
+                            "camera publishes rgb8", self.ref(el, where))
+            return "rgb8"
+        return encoding
 
     def noise(self, el: ET.Element | None, where: str) -> dict[str, object]:
         """Gazebo's ``<noise>`` of a camera or laser as ``noise_mean`` / ``noise_stddev`` (none: {}). The type is
@@ -376,6 +392,8 @@ class _SensorReader:
                                   self.ref(el, where))
         fmt = self.text(el.find("imageFormat")) or "R8G8B8"
         return {"width": width, "height": height, "horizontal_fov": math.radians(hfov_deg), "format": fmt,
+                "encoding": self.encoding(fmt, el.find("imageFormat") if el.find("imageFormat") is not None else el,
+                                          where),
                 "near": near, "far": far}
 
     def pre_sdf_ray(self, el: ET.Element, where: str) -> dict[str, object]:

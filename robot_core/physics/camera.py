@@ -245,6 +245,20 @@ def render_model(model: mujoco.MjModel, sensors: Sequence[SensorSpec]) -> mujoco
     return out
 
 
+# ITU-R BT.601 luma weights (as OpenCV's RGB2GRAY and Gazebo's L8 images).
+LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+CHANNELS = {"rgb8": 3, "bgr8": 3, "mono8": 1}
+
+
+def encode_image(rgb: np.ndarray, encoding: str) -> np.ndarray:
+    """A rendered (h, w, 3) rgb image in ``encoding`` (rgb8, bgr8, mono8: the luminance, rounded)."""
+    if encoding == "bgr8":
+        return np.ascontiguousarray(rgb[..., ::-1])
+    if encoding == "mono8":
+        return np.rint(rgb.astype(np.float32) @ LUMA).clip(0, 255).astype(np.uint8)
+    return rgb
+
+
 def clip_depth(depth: np.ndarray, near: float, far: float) -> np.ndarray:
     """REP 117's out-of-range values: -inf nearer than ``near``, +inf beyond ``far``."""
     depth[depth > far] = np.inf

@@ -5,7 +5,8 @@ Kept out of ``nodes/simulator.py`` so the node only calls four things: :meth:`Si
 publish schedule, so a tick ends exactly when a sensor is due), :meth:`SimSensors.on_tick` (simulation thread),
 :meth:`SimSensors.static_transforms` (for /tf_static) and :meth:`SimSensors.shutdown`.
 
-Per camera sensor ``<name>``: ``<name>/image_raw`` (sensor_msgs/Image rgb8), ``<name>/camera_info``
+Per camera sensor ``<name>``: ``<name>/image_raw`` (sensor_msgs/Image in the encoding of the description's
+``<format>``: rgb8, bgr8 or mono8), ``<name>/camera_info``
 (sensor_msgs/CameraInfo of the rendered pinhole) and, for depth cameras, ``<name>/depth/image_raw`` (32FC1, metres
 along the optical axis; +inf beyond the far clip, -inf nearer than the near clip); per laser ``<name>/scan``
 (sensor_msgs/LaserScan). Relative names, so they follow the node's namespace. Stamps are simulated time of the
@@ -36,11 +37,13 @@ from sensor_msgs.msg import CameraInfo, Image, LaserScan
 from robot_core.model.robot_model import Pose, RobotModel
 from robot_core.model.sensors import SensorSpec
 from robot_core.physics.camera import (
+    CHANNELS,
     DEFAULT_CAMERA_RATE,
     CameraFrame,
     CameraIntrinsics,
     CameraRenderer,
     camera_sensors,
+    encode_image,
     optical_frame_pose,
 )
 from robot_core.physics.laser import DEFAULT_LASER_RATE, LaserScanner, laser_sensors
@@ -80,6 +83,7 @@ class _Camera:
         self.info_pub = node.create_publisher(CameraInfo, f"{sensor.name}/camera_info", SENSOR_QOS)
         self.depth_pub = (node.create_publisher(Image, f"{sensor.name}/depth/image_raw", IMAGE_QOS)
                           if sensor.kind == "depth" else None)
+        self.encoding = str(sensor.params.get("encoding", "rgb8"))  # from the description's <format>
         intr = CameraIntrinsics.of(sensor)
         self.info = CameraInfo(height=intr.height, width=intr.width, distortion_model="plumb_bob",
                                d=[0.0] * 5, k=intr.k(), r=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], p=intr.p())
@@ -88,9 +92,10 @@ class _Camera:
     def publish(self, frame: CameraFrame) -> None:
         stamp = _stamp(frame.stamp_ns)
         h, w = frame.rgb.shape[:2]
-        img = Image(height=h, width=w, encoding="rgb8", is_bigendian=0, step=3 * w)
+        pixels = encode_image(frame.rgb, self.encoding)
+        img = Image(height=h, width=w, encoding=self.encoding, is_bigendian=0, step=CHANNELS[self.encoding] * w)
         img.header.stamp, img.header.frame_id = stamp, self.frame_id
-        img.data = array.array("B", frame.rgb.tobytes())
+        img.data = array.array("B", pixels.tobytes())
         self.image_pub.publish(img)
         if self.depth_pub is not None and frame.depth is not None:
             dep = Image(height=h, width=w, encoding="32FC1", is_bigendian=0, step=4 * w)
