@@ -181,3 +181,48 @@ def test_gazebo_camera_noise_has_its_stddev_and_mean_and_a_seed_repeats_it():
     assert diff.mean() == pytest.approx(0.01 * 255, abs=0.3)
     assert np.array_equal(_render(engine, seed=3).rgb, noisy)
     assert not np.array_equal(_render(engine, seed=4).rgb, noisy)
+
+
+MJCF_CAMERA_WORLD = """<mujoco model="cam_world">
+  <worldbody>
+    <light pos="0 0 3" dir="0 0 -1"/>
+    <camera name="overview" pos="2.0 -1.0 1.5" xyaxes="0.4472 0.8944 0 -0.4 0.2 0.8944" fovy="50"/>
+    <body name="mast" pos="0 1 0"><camera name="on_mast" pos="0 0 1" euler="90 0 0"/></body>
+    <geom name="marker" type="sphere" size="0.06" pos="{x} {y} {z}" rgba="1 0 0 1"/>
+  </worldbody>
+</mujoco>"""
+
+
+def test_cameras_of_an_mjcf_world_become_camera_sensors_whose_pinhole_matches_the_rendering(tmp_path):
+    """``mjcf_cameras``: the world file's own ``<camera>``s get a SensorSpec (size from the parameters, field of
+    view from fovy, pose on its body) whose CameraInfo pinhole puts a red ball where MuJoCo renders it (within
+    2 px); an unknown name is refused naming the parameter and the model's cameras."""
+    from robot_core.physics.camera import CameraIntrinsics, model_cameras
+    from robot_core.physics.scene import Scene, SceneSettings
+
+    target = np.array([0.6, 0.3, 0.4])
+    world = tmp_path / "cam_world.xml"
+    world.write_text(MJCF_CAMERA_WORLD.format(x=target[0], y=target[1], z=target[2]))
+    robot = load_robot('<robot name="r"><link name="base"/></robot>')
+    scene = Scene(SceneSettings(world=str(world), mjcf_cameras=("overview",), mjcf_camera_size=(320, 240)))
+    engine = PhysicsEngine(robot, **scene.engine_options(robot, True))
+    scene.add_model_cameras(robot, engine)
+    (cam,) = robot.sensors
+    assert (cam.name, cam.link, cam.params["width"], cam.params["height"]) == ("overview", "world", 320, 240)
+    intr = CameraIntrinsics.of(cam)
+    assert math.degrees(intr.fovy) == pytest.approx(50.0)
+    opt = optical_pose(cam)
+    point = np.linalg.inv(opt) @ np.append(target, 1.0)
+    u, v = intr.project(point[:3])
+    frame = _render(engine)
+    rgb = frame.rgb.astype(int)
+    red = (rgb[..., 0] > 40) & (rgb[..., 0] > 2 * rgb[..., 1]) & (rgb[..., 0] > 2 * rgb[..., 2])  # lit or shaded
+    rows, cols = np.nonzero(red)
+    centre = ((cols.min() + cols.max()) / 2, (rows.min() + rows.max()) / 2)  # of the ball's outline
+    print(f"ball at ({centre[0]:.2f}, {centre[1]:.2f}) px, pinhole says ({u:.2f}, {v:.2f}); {red.sum()} px")
+    assert red.sum() > 50
+    assert abs(centre[0] - u) < 2.0 and abs(centre[1] - v) < 2.0
+    on_mast = model_cameras(engine.model, ["*"], 64, 48, 5.0)
+    assert {c.name: c.link for c in on_mast} == {"overview": "world", "on_mast": "mast"}
+    with pytest.raises(ValueError, match=r"'mjcf_cameras' names 'nope', .* \(it has: on_mast, overview\)"):
+        model_cameras(engine.model, ["nope"], 64, 48, 5.0)

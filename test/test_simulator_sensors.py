@@ -317,3 +317,44 @@ def test_image_encodings_follow_the_description_format_and_mono_is_the_luminance
     luminance = rgb @ np.array([0.299, 0.587, 0.114])
     print(f"mono - luminance(rgb): max {np.abs(mono - luminance).max():.3f} over {mono.size} pixels")
     assert np.abs(mono - luminance).max() <= 0.5 + 1e-6
+
+
+def test_an_mjcf_world_camera_is_published_when_mjcf_cameras_names_it(tmp_path, ros: RosTestContext):
+    """``mjcf_cameras:=[overview]``: the MJCF world's own camera arrives on /overview/image_raw at the size of
+    mjcf_camera_width/height, with its CameraInfo, and its optical frame goes on /tf_static below the world frame;
+    the description's own sensors are left out here (sensors:=[lidar], lasers:=false)."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import CameraInfo, Image
+    from tf2_msgs.msg import TFMessage
+
+    world = tmp_path / "cam_world.xml"
+    world.write_text("""<mujoco model="cam_world"><worldbody><light pos="0 0 3" dir="0 0 -1"/>
+      <geom name="ground" type="plane" size="5 5 0.1" rgba="0.3 0.5 0.3 1"/>
+      <camera name="overview" pos="2.0 -1.0 1.5" xyaxes="0.4472 0.8944 0 -0.4 0.2 0.8944" fovy="50"/>
+      </worldbody></mujoco>""")
+    proc = start_simulator("sensor_bot.urdf", f"world:={world}", "mjcf_cameras:=[overview]", "mjcf_camera_width:=160",
+                           "mjcf_camera_height:=120", "mjcf_camera_rate:=5.0", "sensors:=[lidar]", "lasers:=false")
+    try:
+        proc.wait_for_output("simulator ready", timeout=90)
+        node = ros.node("mjcf_camera_check")
+        images: list[Image] = []
+        infos: list[CameraInfo] = []
+        static: dict[tuple[str, str], Any] = {}
+        node.create_subscription(Image, "/overview/image_raw", images.append, 10)
+        node.create_subscription(CameraInfo, "/overview/camera_info", infos.append, 10)
+        node.create_subscription(TFMessage, "/tf_static", lambda m: static.update(
+            {(t.header.frame_id, t.child_frame_id): t for t in m.transforms}), QoSProfile(
+            depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE))
+        wait_for(lambda: len(images) >= 2 and infos, 60, "frames of the MJCF world's camera")
+        wait_for(lambda: ("world", "overview_optical_frame") in static, 20, "its optical frame on /tf_static")
+        img = images[-1]
+        assert (img.width, img.height, img.encoding) == (160, 120, "rgb8")
+        assert np.frombuffer(bytes(img.data), np.uint8).std() > 5  # the lit ground, not a blank frame
+        stamps = [sec(m.header.stamp) for m in images]
+        assert all(round(s / 0.2, 6).is_integer() for s in stamps), stamps  # 5 Hz of simulated time
+        assert infos[-1].width == 160 and infos[-1].k[0] == pytest.approx(120 / (2 * math.tan(math.radians(25))))
+        t = static[("world", "overview_optical_frame")].transform.translation
+        assert (t.x, t.y, t.z) == pytest.approx((2.0, -1.0, 1.5))
+        assert node.count_publishers("/camera/image_raw") == 0  # the description's camera is not selected
+    finally:
+        proc.stop()

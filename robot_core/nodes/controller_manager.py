@@ -285,7 +285,8 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
     def _scene_parameters(self) -> dict[str, Any]:
         """The scene parameters (robot_core.nodes.node_params.SCENE_PARAMS) as the simulator node reads them."""
         p = {name: self._declared[name]
-             for name in ("world", "keyframes", "base_pose", "floor", "cameras", "sensors", "noise_seed")}
+             for name in ("world", "keyframes", "base_pose", "floor", "cameras", "sensors", "noise_seed",
+                          "mjcf_cameras", "mjcf_camera_width", "mjcf_camera_height", "mjcf_camera_rate")}
         rates = {}
         for key, value in self.get_parameters_by_prefix("sensor_rates").items():
             v = value.value
@@ -328,6 +329,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
             try:
                 engine = component.build_engine()
                 world = scene.world_sim(engine)
+                scene.add_model_cameras(robot, engine, str(self._declared["world_frame"]))
             except (RobotModelError, ValueError) as exc:
                 raise ControlError(str(exc)) from None
         for w in caught:

@@ -28,6 +28,14 @@ SCENE_PARAMS: tuple[P, ...] = (
       "(doc/sensors.md)"),
     P("sensors", "string[]", [], "names of the description's cameras and lasers to simulate (others are not); "
       "empty: all of them. A name the description does not have is refused at start"),
+    P("mjcf_cameras", "string[]", [], "cameras the MJCF robot or world file defines itself (<camera name=...>) to "
+      "publish like the description's camera sensors (<name>/image_raw, camera_info); ['*']: every named one; "
+      "empty: none. A name the model does not have is refused at start (doc/sensors.md#mjcf-cameras)"),
+    P("mjcf_camera_width", "int", 640, "image width of the mjcf_cameras (MJCF gives no resolution)", minimum=1,
+      unit="px"),
+    P("mjcf_camera_height", "int", 480, "image height of the mjcf_cameras", minimum=1, unit="px"),
+    P("mjcf_camera_rate", "double", 10.0, "rate of the mjcf_cameras, simulated time", minimum=0.0,
+      exclusive_min=True, unit="Hz"),
     P("noise_seed", "int", -1, "seed of the sensors' noise (the description's <noise> and *_noise_stddev params; "
       "doc/sensors.md#noise): the same seed gives the same noise; negative: a fresh seed each run"),
     P("sensor_rates.<sensor>", "double", None, "update rate of a camera or laser instead of the description's "

@@ -305,6 +305,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
                                    initial_positions=p["initial_positions"] or None, gains=p["gains"] or None,
                                    **scene.engine_options(robot, engine_fixed(robot, p)))
             self._world = scene.world_sim(engine)
+            scene.add_model_cameras(robot, engine, p["world_frame"])
         for w in caught:
             self._log.warning(str(w.message))
         self.robot, self.engine = robot, engine

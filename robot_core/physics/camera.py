@@ -92,7 +92,51 @@ def camera_sensors(sensors: Sequence[SensorSpec]) -> list[SensorSpec]:
 
 
 def mujoco_camera_name(sensor: SensorSpec) -> str:
-    return CAMERA_PREFIX + sensor.name
+    """The MuJoCo camera a sensor renders: its own (``sensor:<name>``), or a model's camera (:func:`model_cameras`)."""
+    return str(sensor.params.get("mujoco_camera") or CAMERA_PREFIX + sensor.name)
+
+
+def model_cameras(model: mujoco.MjModel, names: Sequence[str], width: int, height: int, rate: float,
+                  world_frame: str = "world") -> list[SensorSpec]:
+    """Camera sensors for the cameras an MJCF robot or world file defines itself (``<camera name=...>``), by name;
+    ``["*"]``: every named one. The image size and rate are the caller's (MJCF has no resolution); the field of view
+    is the camera's ``fovy``, the sensor sits on the camera's body (``world_frame`` for the world body) at the
+    camera's pose. A name the model does not have is a ValueError listing the model's cameras."""
+    if not names:
+        return []
+    have = {}
+    for i in range(model.ncam):
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_CAMERA, i) or ""
+        if name and not name.startswith(CAMERA_PREFIX):
+            have[name] = i
+    wanted = list(have) if list(names) == ["*"] else list(names)
+    unknown = [n for n in wanted if n not in have]
+    if unknown:
+        raise ValueError(f"parameter 'mjcf_cameras' names {', '.join(repr(n) for n in unknown)}, which is not a "
+                         f"camera of the MuJoCo model (it has: {', '.join(sorted(have)) or 'none'})")
+    extent = float(model.stat.extent)
+    near, far = float(model.vis.map.znear) * extent, float(model.vis.map.zfar) * extent
+    out = []
+    for name in wanted:
+        i = have[name]
+        if int(model.cam_mode[i]) != int(mujoco.mjtCamLight.mjCAMLIGHT_FIXED):
+            raise ValueError(f"mjcf_cameras: camera '{name}' moves with mode {int(model.cam_mode[i])} (tracking); "
+                             "only fixed cameras get a static optical frame")
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, model.cam_quat[i])
+        pose = np.eye(4)
+        pose[:3, :3] = rot.reshape(3, 3) @ MUJOCO_CAMERA_IN_SENSOR.T  # the Gazebo-style sensor frame
+        pose[:3, 3] = model.cam_pos[i]
+        body = int(model.cam_bodyid[i])
+        link = world_frame if body == 0 else mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, body)
+        fovy = math.radians(float(model.cam_fovy[i]))
+        hfov = 2.0 * math.atan(math.tan(fovy / 2.0) * width / height)
+        out.append(SensorSpec(name=name, kind="camera", link=link, pose=Pose.from_matrix(pose), update_rate=rate,
+                              params={"width": int(width), "height": int(height), "horizontal_fov": hfov,
+                                      "format": "R8G8B8", "encoding": "rgb8", "near": near, "far": far,
+                                      "mujoco_camera": name},
+                              gazebo_type="mjcf"))
+    return out
 
 
 def optical_pose(sensor: SensorSpec) -> np.ndarray:
@@ -109,7 +153,7 @@ def optical_frame_pose(sensor: SensorSpec) -> Pose:
 def add_cameras(spec: mujoco.MjSpec, sensors: Sequence[SensorSpec]) -> None:
     """Add one MuJoCo camera per camera sensor to its link's body (the builder names bodies after links), and make
     the off-screen framebuffer large enough for the largest image."""
-    cams = camera_sensors(sensors)
+    cams = [s for s in camera_sensors(sensors) if not s.params.get("mujoco_camera")]  # not a model's own camera
     for s in cams:
         body = spec.body(s.link)
         if body is None:

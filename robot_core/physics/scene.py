@@ -18,7 +18,7 @@ import numpy as np
 
 from robot_core.model.robot_model import RobotModel
 from robot_core.model.sensors import select_sensors
-from robot_core.physics.camera import with_cameras
+from robot_core.physics.camera import model_cameras, with_cameras
 from robot_core.physics.mjcf_world import load_mjcf_world, with_robot_file_objects
 from robot_core.physics.world import (
     Keyframe,
@@ -46,6 +46,9 @@ class SceneSettings:
     sensors: Sequence[str] = ()  # cameras and lasers to simulate by name; empty: all
     sensor_rates: Mapping[str, float] = field(default_factory=dict)  # name -> Hz instead of the description's
     noise_seed: int = -1  # seed of every sensor's noise (robot_core.physics.noise); negative: fresh each run
+    mjcf_cameras: Sequence[str] = ()  # the MuJoCo model's own cameras to publish; ("*",): all
+    mjcf_camera_size: tuple[int, int] = (640, 480)
+    mjcf_camera_rate: float = 10.0
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> SceneSettings:
@@ -56,7 +59,11 @@ class SceneSettings:
                    floor=bool(params.get("floor", d.floor)), cameras=bool(params.get("cameras", d.cameras)),
                    sensors=tuple(str(n) for n in params.get("sensors", ()) or ()),
                    sensor_rates=dict(params.get("sensor_rates", {}) or {}),
-                   noise_seed=int(params.get("noise_seed", d.noise_seed)))
+                   noise_seed=int(params.get("noise_seed", d.noise_seed)),
+                   mjcf_cameras=tuple(str(n) for n in params.get("mjcf_cameras", ()) or ()),
+                   mjcf_camera_size=(int(params.get("mjcf_camera_width", d.mjcf_camera_size[0])),
+                                     int(params.get("mjcf_camera_height", d.mjcf_camera_size[1]))),
+                   mjcf_camera_rate=float(params.get("mjcf_camera_rate", d.mjcf_camera_rate)))
 
 
 class Scene:
@@ -96,6 +103,14 @@ class Scene:
     def seed(self) -> int | None:
         """The sensors' noise seed; None: unrepeatable."""
         return self.settings.noise_seed if self.settings.noise_seed >= 0 else None
+
+    def add_model_cameras(self, robot: RobotModel, engine: PhysicsEngine, world_frame: str = "world") -> None:
+        """Append the ``mjcf_cameras`` (cameras the MJCF robot or world defines itself) to ``robot.sensors`` as
+        camera sensors (robot_core.physics.camera.model_cameras); call before the sensors' publishers are made."""
+        s = self.settings
+        if s.mjcf_cameras and s.cameras:
+            robot.sensors = [*robot.sensors, *model_cameras(engine.model, list(s.mjcf_cameras), *s.mjcf_camera_size,
+                                                            s.mjcf_camera_rate, world_frame)]
 
     def world_sim(self, engine: PhysicsEngine) -> WorldSim:
         """The objects' run-time state on ``engine`` (with an MJCF robot file's own scenery)."""
