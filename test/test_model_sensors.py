@@ -122,7 +122,8 @@ def test_classic_laser_camera_and_joint_referenced_force_torque(tmp_path):
     assert laser.update_rate == 5.0 and laser.always_on and laser.frame_id == "base_scan"
     assert laser.params == {"plugin": "libgazebo_ros_ray_sensor.so", "samples": 360, "resolution": 1.0,
                             "min_angle": 0.0, "max_angle": 6.28, "range_min": 0.12, "range_max": 3.5,
-                            "range_resolution": 0.015}
+                            "range_resolution": 0.015, "plugin_name": "turtlebot3_laserscan",
+                            "ros_remappings": ["~/out:=scan"]}  # what description_topics reads
     assert laser.source.line == _line_of(path, 'name="hls_lfcd_lds"')
     assert camera.kind == "camera" and camera.link == "camera_link" and camera.update_rate == 30.0
     np.testing.assert_allclose(camera.pose.rpy, [0, 0, math.pi / 2])  # degrees="true"
@@ -370,3 +371,42 @@ def test_camera_and_laser_noise_is_read_and_other_noise_types_are_warned_about(t
     assert "noise_stddev" not in params["c2"]
     assert any("'uniform' is not simulated" in w and f"{path}:{_line_of(path, 'uniform')}" in w for w in warned), warned
     assert any("gaussian_quantized" in w for w in warned), warned
+
+
+def test_description_topics_follow_the_plugins_namespace_remappings_and_topic_names(tmp_path):
+    """The topics the description's Gazebo plugins would use (sensor_topics: description): gazebo_ros (ROS 2)
+    namespace, camera_name and remappings by either name, a ray sensor's ~/out remapped or not, ROS 1's
+    robotNamespace/cameraName/imageTopicName, gz's <topic>, and the default names without any of them."""
+    from robot_core.model.sensors import description_topics
+
+    cam = ('<camera><image><width>8</width><height>6</height></image></camera>')
+    ray = ('<ray><scan><horizontal><samples>4</samples></horizontal></scan><range><max>3</max></range></ray>')
+    body = f"""<gazebo reference="camera_link">
+  <sensor type="camera" name="ros2cam">{cam}<plugin name="p" filename="libgazebo_ros_camera.so"><ros>
+    <namespace>demo_cam</namespace><remapping>mycam/image_raw:=mycam/image_demo</remapping></ros>
+    <camera_name>mycam</camera_name></plugin></sensor>
+  <sensor type="depth" name="ros1cam">{cam}<plugin name="q" filename="libgazebo_ros_openni_kinect.so">
+    <robotNamespace>/robot</robotNamespace><cameraName>kinect</cameraName><imageTopicName>rgb/image_raw
+    </imageTopicName><cameraInfoTopicName>rgb/camera_info</cameraInfoTopicName></plugin></sensor>
+  <sensor type="camera" name="gzcam">{cam}<topic>front/image</topic></sensor>
+  <sensor type="camera" name="plain">{cam}</sensor>
+</gazebo>
+<gazebo reference="base_scan">
+  <sensor type="ray" name="tb3">{ray}<plugin name="scanner" filename="libgazebo_ros_ray_sensor.so">
+    <ros><remapping>~/out:=scan</remapping></ros></plugin></sensor>
+  <sensor type="ray" name="bare">{ray}<plugin name="scanner2" filename="libgazebo_ros_ray_sensor.so"/></sensor>
+  <sensor type="gpu_ray" name="ros1">{ray}<plugin name="r" filename="libgazebo_ros_gpu_laser.so">
+    <topicName>/base/scan</topicName></plugin></sensor>
+  <sensor type="ray" name="noplugin">{ray}</sensor>
+</gazebo>"""
+    model, _ = _load(_write(tmp_path, body))
+    topics = {s.name: description_topics(s) for s in model.sensors}
+    assert topics["ros2cam"] == {"image": "demo_cam/mycam/image_demo", "info": "demo_cam/mycam/camera_info",
+                                 "depth": "demo_cam/mycam/depth/image_raw"}
+    assert topics["ros1cam"] == {"image": "/robot/kinect/rgb/image_raw", "info": "/robot/kinect/rgb/camera_info",
+                                 "depth": "/robot/kinect/rgb/depth/image_raw"}
+    assert topics["gzcam"]["image"] == "front/image" and topics["gzcam"]["info"] == "front/camera_info"
+    assert topics["plain"] == {"image": "plain/image_raw", "info": "plain/camera_info",
+                               "depth": "plain/depth/image_raw"}
+    assert [topics[n]["scan"] for n in ("tb3", "bare", "ros1", "noplugin")] == [
+        "scan", "scanner2/out", "/base/scan", "noplugin/scan"]

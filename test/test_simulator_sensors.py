@@ -358,3 +358,21 @@ def test_an_mjcf_world_camera_is_published_when_mjcf_cameras_names_it(tmp_path, 
         assert node.count_publishers("/camera/image_raw") == 0  # the description's camera is not selected
     finally:
         proc.stop()
+
+
+def test_sensor_topics_description_uses_the_plugins_topic_names(ros: RosTestContext):
+    """sensor_topics:=description: sensor_bot's laser plugin remaps ~/out to scan (TurtleBot3's layout), so the
+    scans arrive on /scan (the module's other simulator, if still up, publishes /lidar/scan: not checked here)."""
+    from sensor_msgs.msg import LaserScan
+
+    proc = start_simulator("sensor_bot.urdf", "sensor_topics:=description", "cameras:=false")
+    try:
+        proc.wait_for_output("simulator ready", timeout=90)
+        assert "rays at 10 Hz on scan" in proc.output()
+        node = ros.node("topic_names_check")
+        scans: list[LaserScan] = []
+        node.create_subscription(LaserScan, "/scan", scans.append, 10)
+        wait_for(lambda: len(scans) >= 2, 60, "scans on /scan")
+        assert len(scans[-1].ranges) == 360 and scans[-1].header.frame_id == "base_scan"
+    finally:
+        proc.stop()

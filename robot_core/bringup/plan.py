@@ -46,7 +46,7 @@ EMBEDDED_SIM_PARAMS = {"timestep": "sim_timestep", "real_time_factor": "real_tim
                        "sensors": "sensors", "sensor_rates": "sensor_rates", "tf_rate": "tf_rate",
                        "world_frame": "world_frame", "noise_seed": "noise_seed", "mjcf_cameras": "mjcf_cameras",
                        "mjcf_camera_width": "mjcf_camera_width", "mjcf_camera_height": "mjcf_camera_height",
-                       "mjcf_camera_rate": "mjcf_camera_rate"}
+                       "mjcf_camera_rate": "mjcf_camera_rate", "sensor_topics": "sensor_topics"}
 RAW_STATES_TOPIC = "/robot_joint_states"
 BROADCAST_STATES_TOPIC = "/joint_states"
 

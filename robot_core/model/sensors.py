@@ -168,6 +168,8 @@ class _SensorReader:
         plugin = el.find("plugin")
         if plugin is not None and plugin.get("filename"):
             spec.params["plugin"] = plugin.get("filename")
+        if plugin is not None:
+            spec.params.update(self.plugin_topics(plugin))
         if kind in CAMERA_KINDS:
             spec.params.update(self.camera(el, where))
         elif kind == "ray":
@@ -209,6 +211,25 @@ class _SensorReader:
         if (el.get("degrees") or "").strip().lower() in ("1", "true"):
             rpy = np.radians(rpy)
         return Pose(np.array(values[:3]), rpy)
+
+    def plugin_topics(self, plugin: ET.Element) -> dict[str, object]:
+        """What a gazebo_ros plugin says about its topics (for :func:`description_topics`): ROS 2's
+        ``<ros><namespace>`` / ``<remapping>`` and ``<camera_name>``, ROS 1's ``robotNamespace``, ``topicName``,
+        ``imageTopicName``, ``cameraInfoTopicName``, ``cameraName``; the plugin's name (ROS 2's default topic of a
+        ray sensor is ``~/out`` of a node named after it)."""
+        out: dict[str, object] = {}
+        for key, tags in (("ros_namespace", ("ros/namespace", "robotNamespace")),
+                          ("camera_name", ("camera_name", "cameraName")), ("topic_name", ("topicName",)),
+                          ("image_topic", ("imageTopicName",)), ("info_topic", ("cameraInfoTopicName",))):
+            found = next((t for t in (self.text(plugin.find(tag)) for tag in tags) if t), None)
+            if found:
+                out[key] = found
+        remaps = [r.text.strip() for r in plugin.findall("ros/remapping") if r.text and ":=" in r.text]
+        if remaps:
+            out["ros_remappings"] = remaps
+        if plugin.get("name"):
+            out["plugin_name"] = plugin.get("name")
+        return out
 
     def frame_id(self, el: ET.Element) -> str | None:
         for tag in GZ_FRAME_TAGS:
@@ -350,6 +371,9 @@ class _SensorReader:
             spec.always_on = always is not None and always.lower() in ("1", "true")
             spec.frame_id = self.text(controller.find("frameName"))
             spec.topic = self.text(controller.find("topicName")) or self.text(controller.find("imageTopicName"))
+            info = self.text(controller.find("cameraInfoTopicName"))
+            if info:
+                spec.params["info_topic"] = info
             if controller.get("plugin"):
                 spec.params["plugin"] = controller.get("plugin")
         if joint is not None:
@@ -444,6 +468,53 @@ class _SensorReader:
 def read_sensors(root: ET.Element, model: RobotModel, ref: Callable[[ET.Element, str], SourceRef]) -> list[SensorSpec]:
     """The sensors of a parsed ``<robot>`` whose links and joints are already in ``model``."""
     return _SensorReader(model, ref).sensors(root)
+
+
+def _join(*parts: object) -> str:
+    return "/".join(str(p).strip("/") for p in parts if p and str(p).strip("/"))
+
+
+def description_topics(spec: SensorSpec) -> dict[str, str]:
+    """The topics the description's Gazebo plugin would publish a camera's or laser's data on (relative names stay
+    relative; the node's namespace applies): keys ``image``, ``info``, ``depth`` for cameras, ``scan`` for lasers.
+
+    gazebo_ros (ROS 2): ``<ns>/<camera_name>/image_raw`` (``camera_info``, ``depth/image_raw``), a ray sensor's
+    ``<ns>/<plugin name>/out``, each after the plugin's ``<remapping>from:=to</remapping>`` (``~/`` dropped); ROS 1
+    and pre-SDF: ``imageTopicName`` / ``cameraInfoTopicName`` / ``topicName`` under ``robotNamespace`` and
+    ``cameraName``; gz: the sensor's ``<topic>`` (a camera's info beside it). Without any of them: the names
+    robot_core uses by default, ``<name>/image_raw`` etc."""
+    p = spec.params
+    ns = str(p.get("ros_namespace") or "")
+    remap = {}
+    for rule in p.get("ros_remappings") or []:
+        src, _, dst = str(rule).partition(":=")
+        remap[src.strip().removeprefix("~/")] = dst.strip()
+
+    def placed(topic: str) -> str:
+        return topic if topic.startswith("/") else (("/" if ns.startswith("/") else "") + _join(ns, topic))
+
+    if spec.kind in CAMERA_KINDS:
+        cam = str(p.get("camera_name") or spec.name)
+        image = p.get("image_topic") or spec.topic
+        if image:  # ROS 1, pre-SDF or gz <topic>: named outright
+            image = str(image)
+            base = image.rsplit("/", 1)[0] if "/" in image.strip("/") else ""
+            if p.get("image_topic") and p.get("camera_name") and not image.startswith("/"):
+                image, base = _join(cam, image), _join(cam, base)
+            info = str(p.get("info_topic") or _join(base, "camera_info"))
+            if p.get("info_topic") and p.get("camera_name") and not info.startswith("/"):
+                info = _join(cam, info)
+            out = {"image": image, "info": info, "depth": _join(base, "depth/image_raw")}
+        else:  # gazebo_ros (ROS 2) camera: <camera_name>/<topic>, remapped by either name
+            out = {key: remap.get(f"{cam}/{topic}", remap.get(topic, _join(cam, topic)))
+                   for key, topic in (("image", "image_raw"), ("info", "camera_info"), ("depth", "depth/image_raw"))}
+        return {key: placed(topic) for key, topic in out.items()}
+    scan = remap.get("out") or p.get("topic_name") or spec.topic
+    if not scan:
+        plugin = str(p.get("plugin") or "")
+        scan = _join(p.get("plugin_name"), "out") if "gazebo_ros_ray_sensor" in plugin and p.get("plugin_name") \
+            else _join(spec.name, "scan")
+    return {"scan": placed(str(scan))}
 
 
 def sensors_of(model: RobotModel, kind: str | tuple[str, ...]) -> list[SensorSpec]:

@@ -286,7 +286,8 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         """The scene parameters (robot_core.nodes.node_params.SCENE_PARAMS) as the simulator node reads them."""
         p = {name: self._declared[name]
              for name in ("world", "keyframes", "base_pose", "floor", "cameras", "sensors", "noise_seed",
-                          "mjcf_cameras", "mjcf_camera_width", "mjcf_camera_height", "mjcf_camera_rate")}
+                          "mjcf_cameras", "mjcf_camera_width", "mjcf_camera_height", "mjcf_camera_rate",
+                          "sensor_topics")}
         rates = {}
         for key, value in self.get_parameters_by_prefix("sensor_rates").items():
             v = value.value

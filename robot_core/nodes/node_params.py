@@ -36,6 +36,9 @@ SCENE_PARAMS: tuple[P, ...] = (
     P("mjcf_camera_height", "int", 480, "image height of the mjcf_cameras", minimum=1, unit="px"),
     P("mjcf_camera_rate", "double", 10.0, "rate of the mjcf_cameras, simulated time", minimum=0.0,
       exclusive_min=True, unit="Hz"),
+    P("sensor_topics", "string", "name", "topics of the cameras and lasers: 'name' = <sensor>/image_raw, "
+      "<sensor>/scan, ...; 'description' = what the description's Gazebo plugin would publish (<ros><namespace>, "
+      "<remapping>, <topic>, ROS 1 topicName; doc/sensors.md#topic-names)", choices=("name", "description")),
     P("noise_seed", "int", -1, "seed of the sensors' noise (the description's <noise> and *_noise_stddev params; "
       "doc/sensors.md#noise): the same seed gives the same noise; negative: a fresh seed each run"),
     P("sensor_rates.<sensor>", "double", None, "update rate of a camera or laser instead of the description's "

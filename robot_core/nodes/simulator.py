@@ -902,7 +902,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
         p = self.params
         sensors = SimSensors(self, robot, engine.model, engine.timestep, cameras=p["cameras"], lasers=p["lasers"],
                              log_error=lambda text: self._event(text, warning=True),
-                             seed=p["noise_seed"] if p["noise_seed"] >= 0 else None)
+                             seed=p["noise_seed"] if p["noise_seed"] >= 0 else None, topics=p["sensor_topics"])
         if sensors:
             self._sensors = sensors
             self._log.info(f"sensors: {sensors.describe()}")

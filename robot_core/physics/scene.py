@@ -49,6 +49,7 @@ class SceneSettings:
     mjcf_cameras: Sequence[str] = ()  # the MuJoCo model's own cameras to publish; ("*",): all
     mjcf_camera_size: tuple[int, int] = (640, 480)
     mjcf_camera_rate: float = 10.0
+    sensor_topics: str = "name"  # the cameras' and lasers' topics: name or description (robot_core.ros.sim_sensors)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> SceneSettings:
@@ -63,7 +64,8 @@ class SceneSettings:
                    mjcf_cameras=tuple(str(n) for n in params.get("mjcf_cameras", ()) or ()),
                    mjcf_camera_size=(int(params.get("mjcf_camera_width", d.mjcf_camera_size[0])),
                                      int(params.get("mjcf_camera_height", d.mjcf_camera_size[1]))),
-                   mjcf_camera_rate=float(params.get("mjcf_camera_rate", d.mjcf_camera_rate)))
+                   mjcf_camera_rate=float(params.get("mjcf_camera_rate", d.mjcf_camera_rate)),
+                   sensor_topics=str(params.get("sensor_topics", d.sensor_topics)).strip().lower())
 
 
 class Scene:

@@ -54,7 +54,8 @@ class EmbeddedScene:
         self._tf_static_pub = node.create_publisher(tf_message_type(), "/tf_static", LATCHED_QOS)
         self.topics = WorldTopics(node, world_frame, self._tf_pub)
         self.sensors = SimSensors(node, robot, engine.model, engine.timestep, cameras=scene.settings.cameras,
-                                  lasers=lasers, log_error=log_error, seed=scene.seed)
+                                  lasers=lasers, log_error=log_error, seed=scene.seed,
+                                  topics=scene.settings.sensor_topics)
         self._objects_period = steps_per_period(tf_rate, engine.timestep)
         self._has_free = bool(world.free_objects)
         self._last = 0

@@ -35,7 +35,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, LaserScan
 
 from robot_core.model.robot_model import Pose, RobotModel
-from robot_core.model.sensors import SensorSpec
+from robot_core.model.sensors import CAMERA_KINDS, SensorSpec, description_topics
 from robot_core.physics.camera import (
     CHANNELS,
     DEFAULT_CAMERA_RATE,
@@ -74,14 +74,26 @@ def laser_frame_id(sensor: SensorSpec) -> str:
     return sensor.frame_id or sensor.name
 
 
+def topic_names(sensor: SensorSpec, mode: str = "name") -> dict[str, str]:
+    """A camera's (image, info, depth) or a laser's (scan) topics: ``<name>/...`` (mode ``name``), or the
+    description's plugin's (mode ``description``, robot_core.model.sensors.description_topics)."""
+    if mode == "description":
+        return description_topics(sensor)
+    if sensor.kind in CAMERA_KINDS:
+        return {"image": f"{sensor.name}/image_raw", "info": f"{sensor.name}/camera_info",
+                "depth": f"{sensor.name}/depth/image_raw"}
+    return {"scan": f"{sensor.name}/scan"}
+
+
 class _Camera:
-    def __init__(self, node: Node, sensor: SensorSpec):
+    def __init__(self, node: Node, sensor: SensorSpec, topics: str = "name"):
         self.sensor = sensor
         self.rate = sensor.update_rate or DEFAULT_CAMERA_RATE
         self.frame_id = camera_frame_id(sensor)
-        self.image_pub = node.create_publisher(Image, f"{sensor.name}/image_raw", IMAGE_QOS)
-        self.info_pub = node.create_publisher(CameraInfo, f"{sensor.name}/camera_info", SENSOR_QOS)
-        self.depth_pub = (node.create_publisher(Image, f"{sensor.name}/depth/image_raw", IMAGE_QOS)
+        self.topics = topic_names(sensor, topics)
+        self.image_pub = node.create_publisher(Image, self.topics["image"], IMAGE_QOS)
+        self.info_pub = node.create_publisher(CameraInfo, self.topics["info"], SENSOR_QOS)
+        self.depth_pub = (node.create_publisher(Image, self.topics["depth"], IMAGE_QOS)
                           if sensor.kind == "depth" else None)
         self.encoding = str(sensor.params.get("encoding", "rgb8"))  # from the description's <format>
         intr = CameraIntrinsics.of(sensor)
@@ -107,7 +119,8 @@ class _Camera:
 
 
 class _Laser:
-    def __init__(self, node: Node, sensor: SensorSpec, model: mujoco.MjModel, seed: int | None = None):
+    def __init__(self, node: Node, sensor: SensorSpec, model: mujoco.MjModel, seed: int | None = None,
+                 topics: str = "name"):
         self.sensor = sensor
         self.rate = sensor.update_rate or DEFAULT_LASER_RATE
         self.scanner = LaserScanner(sensor, model, seed)
@@ -117,7 +130,8 @@ class _Laser:
                              time_increment=0.0, scan_time=1.0 / self.rate, range_min=g.range_min,
                              range_max=g.range_max)
         self.msg.header.frame_id = laser_frame_id(sensor)
-        self.pub = node.create_publisher(LaserScan, f"{sensor.name}/scan", SENSOR_QOS)
+        self.topic = topic_names(sensor, topics)["scan"]
+        self.pub = node.create_publisher(LaserScan, self.topic, SENSOR_QOS)
 
     def scan(self, model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
         """The ranges on the current state (the caller's thread: the one that steps the physics)."""
@@ -137,13 +151,15 @@ class SimSensors:
     """Cameras and lasers of one simulated robot, publishing on ``node``'s topics at their rates of simulated time.
 
     ``cameras``/``lasers`` False: those sensors are not simulated (no topics). ``seed``: of their noise (None:
-    unrepeatable). ``log_error`` gets a line when
-    rendering fails (no OpenGL): the cameras stop, the simulation goes on."""
+    unrepeatable). ``topics``: ``name`` (``<name>/image_raw``, ...) or ``description`` (:func:`topic_names`).
+    ``log_error`` gets a line when rendering fails (no OpenGL): the cameras stop, the simulation goes on."""
 
     def __init__(self, node: Node, robot: RobotModel, model: mujoco.MjModel, timestep: float, *,
-                 cameras: bool = True, lasers: bool = True, log_error=None, seed: int | None = None):
-        self._cams = [_Camera(node, s) for s in camera_sensors(robot.sensors)] if cameras else []
-        self._lasers = [_Laser(node, s, model, seed) for s in laser_sensors(robot.sensors)] if lasers else []
+                 cameras: bool = True, lasers: bool = True, log_error=None, seed: int | None = None,
+                 topics: str = "name"):
+        self._cams = [_Camera(node, s, topics) for s in camera_sensors(robot.sensors)] if cameras else []
+        self._lasers = ([_Laser(node, s, model, seed, topics) for s in laser_sensors(robot.sensors)]
+                        if lasers else [])
         self._links = set(robot.links)
         self._cam_by_name = {c.sensor.name: c for c in self._cams}
         self._periods = {f"camera:{c.sensor.name}": steps_per_period(c.rate, timestep) for c in self._cams}
@@ -165,8 +181,9 @@ class SimSensors:
 
     def describe(self) -> str:
         parts = [f"camera '{c.sensor.name}' {c.sensor.params['width']}x{c.sensor.params['height']} "
-                 f"{'rgb+depth' if c.depth_pub else 'rgb'} at {c.rate:g} Hz" for c in self._cams]
-        parts += [f"laser '{s.sensor.name}' {s.scanner.geometry.samples} rays at {s.rate:g} Hz" for s in self._lasers]
+                 f"{'rgb+depth' if c.depth_pub else 'rgb'} at {c.rate:g} Hz on {c.topics['image']}" for c in self._cams]
+        parts += [f"laser '{s.sensor.name}' {s.scanner.geometry.samples} rays at {s.rate:g} Hz on {s.topic}"
+                  for s in self._lasers]
         return ", ".join(parts)
 
     def on_tick(self, model: mujoco.MjModel, data: mujoco.MjData, count: int, ns: int,
