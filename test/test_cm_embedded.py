@@ -176,3 +176,23 @@ def test_embedded_world_objects_and_camera(ros, processes):
     assert {"box_small", "box_medium", "box_large"} <= names and "table" not in names  # free objects only
     z = box_tf[-1].transform.translation.z
     assert 0.2 < z < 0.3, z  # resting on the table top (0.2 m) in the world frame
+    # ~/set_object_state teleports the box (between two control cycles); /tf follows; bad requests are refused
+    from robot_core_interfaces.srv import SetObjectState
+
+    client = node.create_client(SetObjectState, "/controller_manager/set_object_state")
+    assert client.wait_for_service(timeout_sec=20)
+
+    def request(name: str, w: float = 1.0) -> SetObjectState.Request:
+        req = SetObjectState.Request(name=name)
+        req.pose.position.x, req.pose.position.y, req.pose.position.z = 0.3, 0.4, 0.5
+        req.pose.orientation.w = w
+        return req
+
+    for bad, said in ((request("no_such_box"), "no_such_box"), (request("box_small", 0.5), "unit")):
+        res = wait_future(client.call_async(bad), 20, "refusal")
+        assert not res.success and said in res.message, res.message
+    res = wait_future(client.call_async(request("box_small")), 20, "set_object_state")
+    assert res.success, res.message
+    moved = lambda: box_tf and abs(box_tf[-1].transform.translation.x - 0.3) < 0.01 and abs(  # noqa: E731
+        box_tf[-1].transform.translation.y - 0.4) < 0.01
+    wait_for(moved, 20, "box_small on /tf at its new place")

@@ -338,7 +338,8 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         outputs = EmbeddedScene(self, scene, world, robot, self.outbox.post,
                                 world_frame=str(self._declared["world_frame"]),
                                 tf_rate=float(self._declared["tf_rate"]),
-                                lasers=bool(self._declared["lasers"]), log_error=log.error)
+                                lasers=bool(self._declared["lasers"]), log_error=log.error,
+                                between_cycles=self.gate.helper, callback_group=self._service_group)
         text = outputs.describe()
         if text:
             log.info(f"embedded simulation: {text}")

@@ -7,7 +7,8 @@ simulator node, from the same code: the free objects through :class:`robot_core.
 (``~/object_states`` of the manager's node and /tf), the cameras and lasers through
 :class:`robot_core.ros.sim_sensors.SimSensors` (``<name>/image_raw``, ``<name>/camera_info``,
 ``<name>/depth/image_raw``, ``<name>/scan``), the static frames (world -> placed root, fixed objects, sensor frames)
-once on /tf_static.
+once on /tf_static; ``~/set_object_state`` (robot_core_interfaces/SetObjectState) teleports a free object between
+two control cycles, as the simulator node's does.
 
 Threads: :meth:`EmbeddedScene.after_cycle` runs in the control loop; it only reads the engine (the objects' state,
 a laser's ray casts, a copy of ``qpos`` for the camera thread) and hands messages to the manager's outbox, which
@@ -19,6 +20,7 @@ multiple of its period, so a 30 Hz camera under a 100 Hz manager gets frames 30 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -45,7 +47,9 @@ class EmbeddedScene:
 
     def __init__(self, node: Node, scene: Scene, world: WorldSim, robot: RobotModel, post: Post, *,
                  world_frame: str = "world", tf_rate: float = 50.0, lasers: bool = True,
-                 log_error: Callable[[str], None] | None = None):
+                 log_error: Callable[[str], None] | None = None,
+                 between_cycles: Callable[[], contextlib.AbstractContextManager[None]] | None = None,
+                 callback_group: Any = None):
         engine = world.engine
         self.engine, self.world, self.scene = engine, world, scene
         self._post = post
@@ -59,7 +63,29 @@ class EmbeddedScene:
         self._objects_period = steps_per_period(tf_rate, engine.timestep)
         self._has_free = bool(world.free_objects)
         self._last = 0
+        self._between_cycles = between_cycles or contextlib.nullcontext
+        self._log = node.get_logger()
         self._publish_static()
+        if world.objects:
+            from robot_core_interfaces.srv import SetObjectState
+
+            node.create_service(SetObjectState, "~/set_object_state", self._srv_set_object_state,
+                                callback_group=callback_group)
+
+    def _srv_set_object_state(self, request: Any, response: Any) -> Any:
+        """Teleport a free object (pose + twist), between two control cycles; refusals say why, nothing moves."""
+        name, pose, tw = str(request.name), request.pose, request.twist
+        q = pose.orientation
+        try:
+            with self._between_cycles():
+                self.world.set_state(name, (pose.position.x, pose.position.y, pose.position.z), (q.w, q.x, q.y, q.z),
+                                     (tw.linear.x, tw.linear.y, tw.linear.z),
+                                     (tw.angular.x, tw.angular.y, tw.angular.z))
+            response.success, response.message = True, f"object '{name}' set"
+        except ValueError as exc:  # CommandError is one: unknown name, NaN, a quaternion that is not unit
+            response.success, response.message = False, str(exc)
+            self._log.warning(f"set_object_state refused: {exc}")
+        return response
 
     def describe(self) -> str:
         """One line for the manager's log: the world, its objects and the sensors simulated."""
