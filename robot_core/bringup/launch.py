@@ -45,8 +45,8 @@ ARGUMENTS: dict[str, tuple[str, str]] = {
     "rbc": ("true", "start the Robot Body Coupler"),
     "simulator_config": (SIMULATOR_CONFIG, "simulator parameters YAML"),
     "rbc_config": (RBC_CONFIG, "rbc parameters YAML"),
-    "world": ("", "world file for the simulator, YAML or MJCF .xml (e.g. config/worlds/table_top.yaml, doc/world.md); "
-                  "empty: the robot alone"),
+    "world": ("", "world file for the simulator (embedded mode: the controller manager), YAML or MJCF .xml (e.g. "
+                  "config/worlds/table_top.yaml, doc/world.md); empty: the robot alone"),
 }
 # Spawners wait this long (wall seconds) for the controller manager's services.
 MANAGER_TIMEOUT = 60.0

@@ -321,8 +321,8 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--simulator-config", default=None, metavar="YAML", help="simulator parameters YAML")
     parser.add_argument("--rbc-config", default=None, metavar="YAML", help="rbc parameters YAML")
     parser.add_argument("--world", default=None, metavar="YAML",
-                        help="a world file for the simulator, YAML or MJCF .xml (e.g. config/worlds/table_top.yaml; "
-                             "doc/world.md)")
+                        help="a world file for the simulator (embedded mode: the controller manager), YAML or MJCF "
+                             ".xml (e.g. config/worlds/table_top.yaml; doc/world.md)")
     parser.add_argument("--no-spawn", dest="spawn", action="store_false",
                         help="run no spawner: the controller manager starts with no controller loaded (for users "
                              "who run the upstream spawner themselves)")
