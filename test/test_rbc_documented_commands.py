@@ -335,6 +335,12 @@ def test_bad_input_is_refused_and_nothing_moves(user, stack):
     (handle, _), = user.run(JR_GOAL.replace('"aplator_j2"', '"joint5"'))
     assert not handle.accepted
     assert "joint5" in user.status("JR0")["last_rejection"] and "'joints'" in user.status("JR0")["last_rejection"]
+    # A VF with an obstacle of negative radius: the parameter is refused, naming it.
+    assert _l2(user, "create_re", "VF", "VF1").success
+    (res,) = user.run('ros2 param set --no-daemon /VF1 obstacle_spheres "[0.3, 0.0, 0.5, -0.05]"')
+    assert not res.successful and "obstacle_spheres" in res.reason and "negative radius" in res.reason
+    assert user.status("VF1")["params"]["obstacle_spheres"] == []
+    assert _l2(user, "destroy_re", "", "VF1").success
     assert np.abs(user.q() - before).max() < 0.01  # JR0 holds its last target; nothing else moved the arm
 
 
@@ -342,3 +348,28 @@ def _quat_matrix(xyzw: list[float]) -> np.ndarray:
     from robot_core.rbc.rotations import quat_xyzw_to_matrix
 
     return quat_xyzw_to_matrix(np.array(xyzw))
+
+
+def test_obstacles_through_parameters_and_their_topic(user, stack):
+    """Not a documented block: a VF's obstacles set with ``ros2 param set`` and on ``~/obstacle_spheres``."""
+    from std_msgs.msg import Float64MultiArray
+
+    assert _l2(user, "create_re", "VF", "VF2").success
+    try:
+        (res,) = user.run('ros2 param set --no-daemon /VF2 obstacle_planes "[0.0, 0.0, 1.0, 0.05]"')
+        assert res.successful, res.reason
+        pub = user.node.create_publisher(Float64MultiArray, "/VF2/obstacle_spheres", 10)
+        wait_for(lambda: pub.get_subscription_count() > 0, 30, "the VF's obstacle topic")
+
+        def spheres() -> list[float]:
+            return user.status("VF2")["params"]["obstacle_spheres"]
+
+        wait_for(lambda: (pub.publish(Float64MultiArray(data=[0.3, 0.0, 0.5, 0.05])), spheres())[1], 30,
+                 "the sphere from the topic in the parameter")
+        assert spheres() == [0.3, 0.0, 0.5, 0.05]
+        pub.publish(Float64MultiArray(data=[0.3, 0.0, 0.5, -0.05]))  # refused: the parameter keeps its value
+        (res,) = user.run('ros2 param set --no-daemon /VF2 obstacle_spheres "[0.3, 0.0, 0.5, -0.05]"')
+        assert not res.successful and "sphere 0" in res.reason and "negative radius" in res.reason
+        assert spheres() == [0.3, 0.0, 0.5, 0.05]
+    finally:
+        assert _l2(user, "destroy_re", "", "VF2").success

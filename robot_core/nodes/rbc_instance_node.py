@@ -18,6 +18,9 @@ cycle, which runs on another executor). Every touch of the core happens under th
   kept in ``~/status``. A new goal pre-empts the running one (which aborts). Cancel stops the reacher; the
   coupler then holds position / zeroes velocities. The goal, cancel and result services hold GOAL_QUEUE_DEPTH
   requests (robot_core.ros.action_qos), so a burst of goals is answered in full.
+* **Parameter topics**: a parameter the instance lists in ``TOPIC_PARAMS`` (VF: ``obstacle_spheres``,
+  ``obstacle_planes``) can also be set by publishing its numbers on ``~/<parameter>`` (std_msgs/Float64MultiArray);
+  the value goes through the same checks as ``ros2 param set``, and a refusal is logged with its reason.
 * ``~/status`` (std_srvs/Trigger): JSON with type, kind, goal state and message, parameters and the latest
   derived data (e.g. TouchContact's wrench, rank and unobservable directions).
 * Contact types (CS, TC) publish ``~/wrench`` (geometry_msgs/WrenchStamped in the contact frame, for RViz) and
@@ -37,6 +40,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from robot_core.rbc.errors import RbcError
@@ -82,6 +86,10 @@ class InstanceNode(Node):
                 execute_callback=lambda handle, spec=spec: self._execute(spec, handle),
                 goal_callback=lambda goal, spec=spec: self._on_goal(spec, goal),
                 cancel_callback=lambda _h: CancelResponse.ACCEPT, **action_server_options()))
+        for name in inst.TOPIC_PARAMS:
+            self.create_subscription(Float64MultiArray, f"~/{name}",
+                                     lambda msg, name=name: self._on_param_topic(name, msg), 10,
+                                     callback_group=self._group)
         self.create_service(Trigger, "~/status", self._on_status, callback_group=self._group)
         self._wrench_pub = self._wrench_base_pub = None
         if inst.TYPE_NAME in CONTACT_TYPES:
@@ -121,6 +129,12 @@ class InstanceNode(Node):
             return SetParametersResult(successful=False,
                                        reason=f"{self.inst.label()}: parameter {names}: {type(exc).__name__}: {exc}")
         return SetParametersResult(successful=True)
+
+    def _on_param_topic(self, name: str, msg: Float64MultiArray) -> None:
+        """A number-list parameter from its topic: set as ``ros2 param set`` would (same checks, all or nothing)."""
+        result = self.set_parameters([Parameter(name, Parameter.Type.DOUBLE_ARRAY, [float(v) for v in msg.data])])[0]
+        if not result.successful:
+            self.get_logger().warning(f"'~/{name}' message refused: {result.reason}")
 
     # --- goals ------------------------------------------------------------------------------------------------
     def _on_goal(self, spec: ActionSpec, goal: Any) -> GoalResponse:

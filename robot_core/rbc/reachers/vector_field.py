@@ -13,7 +13,8 @@ freely away from it. As a last guard no joint velocity may carry the joint past 
 Poses are in the ``base_link`` frame (goal position + quaternion x, y, z, w as in geometry_msgs/Pose); the chain
 is every movable joint from ``base_link`` down to ``end_link``, found by walking the tree.
 
-A goal's precision is either the length of
+Obstacles (spheres and planes in ``base_link``, parameters ``obstacle_spheres`` / ``obstacle_planes``) bend the
+linear part of the field around them (robot_core.rbc.obstacles). A goal's precision is either the length of
 the error (``linear_precision`` / ``angular_precision``) or, when ``linear_tolerance`` / ``angular_tolerance``
 are given, a bound per base_link axis; a timeout of ``math.inf`` means none.
 """
@@ -28,6 +29,7 @@ import numpy as np
 
 from robot_core.rbc.errors import RbcGoalError
 from robot_core.rbc.instance import ABORTED, ACTIVE, SUCCEEDED, ParamSpec, UpdateResult
+from robot_core.rbc.obstacles import Obstacle, avoid, blocked_goal, planes_from_list, spheres_from_list
 from robot_core.rbc.reachers.reacher import WEIGHT, Reacher
 from robot_core.rbc.rotations import matrix_to_quat_xyzw, orientation_error, quat_xyzw_to_matrix
 from robot_core.rbc.var_table import VarView
@@ -98,7 +100,17 @@ class VectorField(Reacher):
         ParamSpec("output_var", "str", "q_ref", "cmd var written (q_ref: integrated positions, qd_ref: velocity)"),
         ParamSpec("state_var", "str", "q", "state var holding the measured positions"),
         ParamSpec("hold_after_success", "bool", True, "keep regulating the pose after the goal succeeded"),
+        ParamSpec("obstacle_spheres", "float_list", [], "spheres the end link keeps out of: x, y, z, radius per "
+                  "sphere (m, base_link)"),
+        ParamSpec("obstacle_planes", "float_list", [], "planes the end link stays in front of: nx, ny, nz, offset "
+                  "per plane (free side: n.p >= offset; base_link)"),
+        ParamSpec("obstacle_clearance", "float", 0.02, "distance to an obstacle's surface the end link keeps (m)",
+                  minimum=0.0),
+        ParamSpec("obstacle_influence", "float", 0.1, "distance to an obstacle's surface below which the field "
+                  "bends around it (m)", minimum=0.0),
     )
+
+    TOPIC_PARAMS = ("obstacle_spheres", "obstacle_planes")
 
     def __init__(self, name: str, context: Any):
         super().__init__(name, context)
@@ -114,6 +126,7 @@ class VectorField(Reacher):
         self._holding = False
         self.last_error = (math.nan, math.nan)
         self.last_weights = np.zeros(0)
+        self._obstacles: list[Obstacle] = []
         self.last_pose = np.full((4, 4), math.nan)
         self.last_error_vector = np.full(6, math.nan)
         self._lin_tol: np.ndarray | None = None
@@ -124,6 +137,10 @@ class VectorField(Reacher):
         return staged["base_link"] or self.context.model.root_link
 
     def _check_param(self, name: str, staged: dict[str, Any]) -> None:
+        if name == "obstacle_spheres":
+            spheres_from_list(staged[name])
+        elif name == "obstacle_planes":
+            planes_from_list(staged[name])
         if name in ("base_link", "end_link", "output_var", "state_var") and staged["end_link"]:
             base = self._base(staged)
             joints = self.context.chain_joints(base, staged["end_link"])
@@ -133,6 +150,9 @@ class VectorField(Reacher):
             self.context.check_joint_vars(joints, staged["output_var"], "cmd")
 
     def _params_changed(self, names: set[str]) -> None:
+        if names & {"obstacle_spheres", "obstacle_planes"}:
+            self._obstacles = [*spheres_from_list(self.params["obstacle_spheres"]),
+                               *planes_from_list(self.params["obstacle_planes"])]
         if names & {"base_link", "end_link"}:
             if self._status.state == ACTIVE:
                 self._finish(ABORTED, "chain changed while a goal was active")
@@ -176,6 +196,9 @@ class VectorField(Reacher):
             raise RbcGoalError(f"{self.label()}: goal timeout is {goal.timeout} (0 = default, inf = none)")
         lin_tol = self._tolerance(goal.linear_tolerance, "linear_tolerance", self.params["linear_precision"])
         ang_tol = self._tolerance(goal.angular_tolerance, "angular_tolerance", self.params["angular_precision"])
+        blocked = blocked_goal(p, self._obstacles, self.params["obstacle_clearance"])
+        if blocked:
+            raise RbcGoalError(f"{self.label()}: {blocked}")
         gid = self._begin()
         self._lin_tol, self._ang_tol = lin_tol, ang_tol
         self._goal_p, self._goal_r = p, r
@@ -223,6 +246,9 @@ class VectorField(Reacher):
             v *= vmax / np.linalg.norm(v)
         if np.linalg.norm(w) > wmax:
             w *= wmax / np.linalg.norm(w)
+        if self._obstacles:
+            v = avoid(t[:3, 3], v, self._goal_p, self._obstacles, self.params["obstacle_clearance"],
+                      self.params["obstacle_influence"])
         xdot = np.concatenate([v, w])
         jac = np.asarray(self._chain.jacobian(q), dtype=float)
         lam = self.params["damping"]
