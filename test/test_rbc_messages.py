@@ -145,6 +145,7 @@ def test_apply_wrench_request_and_json():
 
 
 def test_documented_goals_zero_precision_is_default_and_zero_timeout_none():
+    pytest.importorskip("rbc_actions")
     from rbc_actions.action import VF, JointReacher
     from rbc_actions.msg import JointValue
 
@@ -169,6 +170,7 @@ def test_documented_goals_zero_precision_is_default_and_zero_timeout_none():
 
 
 def test_documented_feedback_and_results():
+    pytest.importorskip("rbc_actions")
     jr, vf = actions_for("JR")[1], actions_for("VF")[1]
     assert (jr.suffix, jr.type_name, vf.suffix, vf.type_name) == ("action", "JointReacher", "action", "VF")
     fb = jr.feedback({"joint_names": ["j0", "j1"], "error": [0.25, -0.5]})
