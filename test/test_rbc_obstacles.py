@@ -14,7 +14,7 @@ from robot_core.physics.engine import PhysicsEngine
 from robot_core.rbc.coupler import Coupler
 from robot_core.rbc.engine_loop import EngineLoop, forward_routes
 from robot_core.rbc.errors import RbcGoalError, RbcParamError
-from robot_core.rbc.instance import SUCCEEDED
+from robot_core.rbc.instance import ABORTED, SUCCEEDED
 from robot_core.rbc.obstacles import Plane, Sphere, avoid, planes_from_list, spheres_from_list
 from robot_core.rbc.reachers.vector_field import PoseGoal
 from robot_core.rbc.rotations import matrix_to_quat_xyzw
@@ -77,6 +77,9 @@ def test_vf_refuses_negative_radius_and_goals_inside_obstacles(sim):
     vf.set_param("obstacle_planes", [0.0, 0.0, 1.0, 0.2])
     with pytest.raises(RbcGoalError, match="obstacle plane 0"):
         vf.start_goal(PoseGoal([0.0, 0.3, 0.1]))
+    vf.start_goal(PoseGoal([0.0, 0.3, 0.5], timeout=float("inf")))
+    vf.set_param("obstacle_spheres", [0.0, 0.3, 0.5, 0.05])  # dropped onto the running goal
+    assert vf.status().state == ABORTED and "obstacles changed" in vf.status().message
 
 
 def test_goal_behind_a_sphere_is_reached_without_entering_it(model, sim):

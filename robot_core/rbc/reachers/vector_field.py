@@ -150,9 +150,14 @@ class VectorField(Reacher):
             self.context.check_joint_vars(joints, staged["output_var"], "cmd")
 
     def _params_changed(self, names: set[str]) -> None:
-        if names & {"obstacle_spheres", "obstacle_planes"}:
+        if names & {"obstacle_spheres", "obstacle_planes", "obstacle_clearance"}:
             self._obstacles = [*spheres_from_list(self.params["obstacle_spheres"]),
                                *planes_from_list(self.params["obstacle_planes"])]
+            blocked = blocked_goal(self._goal_p, self._obstacles, self.params["obstacle_clearance"])
+            if self._has_target and blocked:  # the goal can no longer be reached: stop instead of pushing forever
+                if self._status.state == ACTIVE:
+                    self._finish(ABORTED, f"obstacles changed: {blocked}")
+                self._has_target = self._holding = False
         if names & {"base_link", "end_link"}:
             if self._status.state == ACTIVE:
                 self._finish(ABORTED, "chain changed while a goal was active")
