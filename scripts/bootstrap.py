@@ -2,10 +2,11 @@
 """Set up robot_core on a machine with no ROS 2 distribution: one command, idempotent.
 
 Creates .venv (CPython 3.11), installs the pinned ROS 2 Kilted PyPI wheels and robot_core's
-Python dependencies, builds the interface packages (robot_core_interfaces, plus compatible
-control_msgs / controller_manager_msgs / tf2_msgs where the environment lacks them) with CMake
-into the venv prefix, installs robot_core in editable mode and makes the venv an ament prefix that
-holds robot_core as a colcon ``--symlink-install`` would: the ament index marker, ``share/robot_core``
+Python dependencies, builds the interface packages (robot_core_interfaces, the RBC documentation's
+rbc_msgs_srvs and rbc_actions, plus compatible control_msgs / controller_manager_msgs / tf2_msgs
+where the environment lacks them) with CMake into the venv prefix, installs robot_core in editable
+mode and makes the venv an ament prefix that holds robot_core as a colcon ``--symlink-install``
+would: the ament index marker, ``share/robot_core``
 (package.xml, launch/, config/, urdf/ as symlinks into this checkout) and ``lib/robot_core/<exe>``
 (small scripts running the venv's python on robot_core's entry points), so ``ros2 run`` / ``ros2
 launch`` find it; a ``.pth`` puts the venv on ``AMENT_PREFIX_PATH`` for every process of the venv.
@@ -39,7 +40,7 @@ REQUIREMENTS = ROOT / "requirements" / "venv.txt"
 FIX_CMAKE = ROOT / "interfaces" / "cmake" / "pip_wheels_fix.cmake"
 # Built in this order; compat packages only where the environment does not provide them.
 COMPAT = ["tf2_msgs", "controller_manager_msgs", "control_msgs"]
-OWN = ["robot_core_interfaces"]
+OWN = ["robot_core_interfaces", "rbc_msgs_srvs", "rbc_actions"]
 CHECK_IMPORTS = [
     "rclpy",
     "rclpy.action",
@@ -48,6 +49,8 @@ CHECK_IMPORTS = [
     "tf2_msgs.msg",
     "robot_core_interfaces.srv",
     "robot_core_interfaces.action",
+    "rbc_msgs_srvs.srv",
+    "rbc_actions.action",
     "mujoco",
     "robot_core",
 ]
@@ -416,8 +419,8 @@ def verify() -> list[str]:
     if problems and len(ours) < len(problems):
         raise SetupError("the venv cannot import everything it needs:\n" + "\n".join(problems))
     if not problems:
-        print("      rclpy, control_msgs, controller_manager_msgs, tf2_msgs, robot_core_interfaces, mujoco, "
-              f"robot_core (from {ROOT}): ok")
+        print("      rclpy, control_msgs, controller_manager_msgs, tf2_msgs, robot_core_interfaces, rbc_msgs_srvs, "
+              f"rbc_actions, mujoco, robot_core (from {ROOT}): ok")
     return ours
 
 

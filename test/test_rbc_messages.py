@@ -15,10 +15,12 @@ from robot_core.rbc.errors import RbcGoalError
 from robot_core.rbc.rotations import quat_xyzw_to_matrix
 from robot_core.ros.rbc_messages import (
     SelectionError,
-    action_for,
+    actions_for,
     apply_wrench_request,
     contact_goal,
     derived_messages,
+    documented_joint_goal,
+    documented_pose_goal,
     expand_selection,
     joint_goal,
     joint_state_values,
@@ -93,19 +95,18 @@ def test_goals_from_action_messages():
 
 
 def test_feedback_and_result_messages():
-    jr = action_for("JR")
-    assert jr is not None and jr.suffix == "reach" and action_for("TC") is None
+    jr = actions_for("JR")[0]
+    assert jr.suffix == "reach" and actions_for("TC") == ()
     fb = jr.feedback({"joint_names": ["joint1"], "error": [0.25]})
     assert list(fb.joint_names) == ["joint1"] and list(fb.error) == [0.25]
     res = jr.result(True, "ok", {"final_error": [0.001, -0.002]})
     assert res.success and res.message == "ok" and list(res.final_error) == [0.001, -0.002]
-    vf = action_for("VF")
-    assert vf is not None
+    vf = actions_for("VF")[0]
     aborted = vf.result(False, "preempted", {})
     assert not aborted.success and math.isnan(aborted.linear_error) and math.isnan(aborted.angular_error)
     assert vf.result(True, "", {"linear_error": 0.0005, "angular_error": 0.002}).linear_error == 0.0005
-    cs = action_for("CS")
-    assert cs is not None and cs.suffix == "apply"
+    (cs,) = actions_for("CS")
+    assert cs.suffix == "apply"
     assert list(cs.feedback({"joint_torques": np.array([1.0, 2.0])}).joint_torques) == [1.0, 2.0]
 
 
@@ -141,3 +142,44 @@ def test_apply_wrench_request_and_json():
     assert (req.duration.sec, req.duration.nanosec) == (1, 250_000_000)
     assert jsonable({"a": np.array([[1.0, 2.0]]), "b": np.float64(0.5), "c": (np.int64(2),)}) == {
         "a": [[1.0, 2.0]], "b": 0.5, "c": [2]}
+
+
+def test_documented_goals_zero_precision_is_default_and_zero_timeout_none():
+    pytest.importorskip("rbc_actions")
+    from rbc_actions.action import VF, JointReacher
+    from rbc_actions.msg import JointValue
+
+    vf = VF.Goal()
+    vf.goal.position.x, vf.goal.orientation.y, vf.goal.orientation.w = 0.18, 0.7, 0.7
+    g = documented_pose_goal(vf)
+    assert g.position == [0.18, 0.0, 0.0] and g.orientation == [0.0, 0.7, 0.0, 0.7]
+    assert g.timeout == math.inf and g.linear_tolerance == [0.0, 0.0, 0.0]  # all zero: the reacher's defaults
+    vf.precision.linear.z, vf.timeout.sec, vf.timeout.nanosec = 0.004, 2, 500_000_000
+    g = documented_pose_goal(vf)
+    assert g.linear_tolerance == [0.0, 0.0, 0.004] and g.timeout == 2.5
+    vf.timeout.sec = -1
+    with pytest.raises(ValueError, match="timeout must not be negative"):
+        documented_pose_goal(vf)
+
+    jr = JointReacher.Goal(goal=[JointValue(joint="aplator_j1", value=1.0), JointValue(joint="aplator_j2", value=0.7)])
+    j = documented_joint_goal(jr)
+    assert j.positions == {"aplator_j1": 1.0, "aplator_j2": 0.7} and j.precision == 0.0 and j.timeout == math.inf
+    jr.goal.append(JointValue(joint="aplator_j1", value=0.0))
+    with pytest.raises(ValueError, match="appears twice"):
+        documented_joint_goal(jr)
+
+
+def test_documented_feedback_and_results():
+    pytest.importorskip("rbc_actions")
+    jr, vf = actions_for("JR")[1], actions_for("VF")[1]
+    assert (jr.suffix, jr.type_name, vf.suffix, vf.type_name) == ("action", "JointReacher", "action", "VF")
+    fb = jr.feedback({"joint_names": ["j0", "j1"], "error": [0.25, -0.5]})
+    assert [(e.joint, e.value) for e in fb.error] == [("j0", 0.25), ("j1", -0.5)]
+    res = jr.result(False, "timeout", {"joint_names": ["j0"], "final_error": [0.1]})
+    assert not res.success and res.message == "timeout" and res.error[0].value == 0.1
+    fb = vf.feedback({"position": [0.1, 0.2, 0.3], "orientation": [0.0, 0.0, 0.0, 1.0],
+                      "error_vector": [0.01, 0.0, 0.0, 0.0, 0.02, 0.0]})
+    assert fb.pose.position.y == 0.2 and fb.pose.orientation.w == 1.0
+    assert fb.error.linear.x == 0.01 and fb.error.angular.y == 0.02
+    aborted = vf.result(False, "destroyed", {})
+    assert math.isnan(aborted.pose.position.x) and math.isnan(aborted.error.angular.z)

@@ -165,3 +165,27 @@ def test_rotation_helpers_round_trip():
         np.testing.assert_allclose(r @ r.T, np.eye(3), atol=1e-12)
     r_pi = quat_xyzw_to_matrix([1.0, 0.0, 0.0, 0.0])  # 180 deg about x
     np.testing.assert_allclose(np.abs(orientation_error(r_pi, np.eye(3))), [np.pi, 0.0, 0.0], atol=1e-9)
+
+
+def test_vf_per_axis_tolerance_and_no_timeout(model, sim):
+    """The documented VF goal's semantics in the core: per-axis bounds (a zero axis takes the parameter), an
+    infinite timeout never fires, negative bounds are refused."""
+    vf = sim.coupler.create("VF", "VF0", {"end_link": "tcp", "linear_precision": 0.001})
+    with pytest.raises(RbcGoalError, match="linear_tolerance must be 3 finite numbers >= 0"):
+        vf.start_goal(PoseGoal([0.3, 0.0, 0.5], linear_tolerance=[0.0, -0.01, 0.0]))
+    with pytest.raises(RbcGoalError, match="timeout is nan"):
+        vf.start_goal(PoseGoal([0.3, 0.0, 0.5], timeout=float("nan")))
+    goal, target = goal_from_q(model, [0.3, 0.5, 0.0, 1.6, 0.0, 1.0, 0.0], timeout=float("inf"),
+                               linear_tolerance=[0.0, 0.0, 0.02], angular_tolerance=[0.05, 0.05, 0.05])
+    vf.start_goal(goal)
+    assert sim.run_until(lambda: vf.status().done, 30.0)
+    st = vf.status()
+    assert st.state == SUCCEEDED, st.message
+    err = np.array(st.result["error_vector"])
+    assert np.all(np.abs(err[:2]) <= 0.001) and abs(err[2]) <= 0.02 and np.all(np.abs(err[3:]) <= 0.05)
+    assert vf._reached(np.array([0.0005, 0.0, 0.015]), np.zeros(3), 0.015, 0.0)  # z: its own 0.02
+    assert not vf._reached(np.array([0.002, 0.0, 0.0]), np.zeros(3), 0.002, 0.0)  # x: linear_precision 0.001
+    # The reached pose and its error, as the documented result reports them, agree with the engine.
+    pose = sim.engine.link_pose("tcp")
+    np.testing.assert_allclose(st.result["position"], pose[:3, 3], atol=2e-3)
+    np.testing.assert_allclose(np.array(st.result["position"]) + err[:3], target[:3, 3], atol=1e-9)

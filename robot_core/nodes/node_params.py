@@ -164,6 +164,8 @@ RBC_PARAMS: tuple[P, ...] = (
     P("instance_threads", "int", 16, "threads of the instance executor (a running goal holds one)", minimum=2),
     P("preload_kinematics", "bool", True, "build the kinematics model at start (in the background) instead of at "
       "the first VF/CS/TC use"),
+    P("documented_l2_service", "string", "/rbc_l2_ctrl", "also serve level-2 control here as "
+      "rbc_msgs_srvs/srv/RbcL2Ctrl, the name and type of the RBC's own documentation ('' = not served)"),
 )
 
 NODE_PARAMS: dict[str, tuple[P, ...]] = {

@@ -22,6 +22,8 @@ message is logged and ignored); ``~/stale`` (std_msgs/String, JSON ``{"stale_top
 ["joint/var", ...]}``, transient local, on change); ``/tf`` (contact frames of CS/TC instances).
 
 Services: ``~/get_vars`` (robot_core_interfaces/GetVars; empty lists = all, stale flags per value),
+``/rbc_l2_ctrl`` (rbc_msgs_srvs/RbcL2Ctrl, the RBC documentation's name and type for ``~/l2_ctrl``: same
+handler; parameter ``documented_l2_service``),
 ``~/set_vars`` (SetVars; cmd vars only, all or nothing), ``~/l2_ctrl`` (L2Control: ``create_re`` with
 ``data`` = JR / VF / CS / TC (or JointReacher, VectorField, ContactSimulation, TouchContact) and ``name`` =
 the instance = its node name; ``destroy_re``; ``list_re``, ``data: types`` lists the creatable types),
@@ -242,6 +244,7 @@ class RbcNode(ReadOnlyReasons, Node):
         self.create_service(_srv("SetVars"), "~/set_vars", self._guard_service("set_vars", self._srv_set_vars))
         self.create_service(_srv("L2Control"), "~/l2_ctrl", self._guard_service("l2_ctrl", self._srv_l2_ctrl))
         self.create_service(Trigger, "~/release", self._guard_service("release", self._srv_release))
+        self._serve_documented_l2()
         self._timer = self.create_timer(1.0 / self.p["rate"], self._guarded_cycle, clock=self._steady)
         n_vars = len(table.entries())
         self._log.info(
@@ -251,6 +254,20 @@ class RbcNode(ReadOnlyReasons, Node):
         if self.p["preload_kinematics"]:
             threading.Thread(target=self._preload_kinematics, name="rbc-preload", daemon=True).start()
         self.ready.set()
+
+    def _serve_documented_l2(self) -> None:
+        """``/rbc_l2_ctrl`` (rbc_msgs_srvs/srv/RbcL2Ctrl), as the RBC documentation calls it: same requests and
+        answers as ``~/l2_ctrl``, side by side with it."""
+        name = self.p["documented_l2_service"].strip()
+        if not name:
+            return
+        try:
+            from rbc_msgs_srvs.srv import RbcL2Ctrl
+        except ImportError as exc:
+            self._log.warning(f"'{name}' (rbc_msgs_srvs/srv/RbcL2Ctrl) not served: {exc}; run the set-up (make "
+                              f"setup) to build rbc_msgs_srvs")
+            return
+        self.create_service(RbcL2Ctrl, name, self._guard_service("rbc_l2_ctrl", self._srv_l2_ctrl))
 
     def _preload_kinematics(self) -> None:
         """Build the kinematics model now, off the lock: doing it at the first VF/CS/TC goal would stall the

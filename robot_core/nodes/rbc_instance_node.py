@@ -9,12 +9,18 @@ cycle, which runs on another executor). Every touch of the core happens under th
   weight, gains ...; CS/TC: link, point, ...). They can be set at any time (``ros2 param set /JR0 kp 3.0``);
   the set-parameters callback validates them in the core and applies all or none, and a refusal's reason
   names the instance and the parameter. Number parameters accept integers (``weight 1``).
-* **Action** (types with goals): JR ``/<name>/reach`` (robot_core_interfaces/action/JointReach), VF
-  ``/<name>/reach`` (CartesianReach), CS ``/<name>/apply`` (ApplyContact). A goal the core refuses (joints
+* **Actions** (types with goals): JR ``/<name>/reach`` (robot_core_interfaces/action/JointReach), VF
+  ``/<name>/reach`` (CartesianReach), CS ``/<name>/apply`` (ApplyContact); and, under the names and types of the
+  RBC's own documentation, JR ``/<name>/action`` (rbc_actions/action/JointReacher) and VF ``/<name>/action``
+  (rbc_actions/action/VF). Both actions of an instance drive the same core, so a goal on one pre-empts a goal
+  running on the other. A goal the core refuses (joints
   outside ``joints``, pose with a bad quaternion, no chain configured, ...) is rejected and the reason logged and
   kept in ``~/status``. A new goal pre-empts the running one (which aborts). Cancel stops the reacher; the
   coupler then holds position / zeroes velocities. The goal, cancel and result services hold GOAL_QUEUE_DEPTH
   requests (robot_core.ros.action_qos), so a burst of goals is answered in full.
+* **Parameter topics**: a parameter the instance lists in ``TOPIC_PARAMS`` (VF: ``obstacle_spheres``,
+  ``obstacle_planes``) can also be set by publishing its numbers on ``~/<parameter>`` (std_msgs/Float64MultiArray);
+  the value goes through the same checks as ``ros2 param set``, and a refusal is logged with its reason.
 * ``~/status`` (std_srvs/Trigger): JSON with type, kind, goal state and message, parameters and the latest
   derived data (e.g. TouchContact's wrench, rank and unobservable directions).
 * Contact types (CS, TC) publish ``~/wrench`` (geometry_msgs/WrenchStamped in the contact frame, for RViz) and
@@ -34,12 +40,13 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from robot_core.rbc.errors import RbcError
 from robot_core.rbc.instance import ABORTED, ACTIVE, CANCELED, SUCCEEDED, ParamSpec, RbcInstance
 from robot_core.ros.action_qos import action_server_options
-from robot_core.ros.rbc_messages import action_for, derived_messages, jsonable
+from robot_core.ros.rbc_messages import ActionSpec, actions_for, derived_messages, jsonable
 
 CONTACT_TYPES = ("CS", "TC")
 _ARRAY_TYPES = {"str_list": Parameter.Type.STRING_ARRAY, "float_list": Parameter.Type.DOUBLE_ARRAY}
@@ -59,6 +66,7 @@ class InstanceNode(Node):
         self._period = feedback_period
         self._closing = threading.Event()
         self._pending: dict[int, tuple[Any, int]] = {}  # id(goal message) -> (message, core goal id)
+        self._actions: list[ActionServer] = []
         self._failure: tuple[int, str] | None = None  # (core goal id, reason) set from outside, e.g. a failed call
         self.last_rejection = ""
         self._running: set[int] = set()  # goals whose execute callback has not returned yet
@@ -66,13 +74,22 @@ class InstanceNode(Node):
         self._specs = {p.name: p for p in inst.param_specs()}
         self._declare_parameters()
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self._spec = action_for(inst.TYPE_NAME)
-        self._action: ActionServer | None = None
-        if self._spec is not None:
-            self._action = ActionServer(
-                self, self._spec.action_type(), f"~/{self._spec.suffix}", execute_callback=self._execute,
-                goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
-                **action_server_options())
+        for spec in actions_for(inst.TYPE_NAME):
+            try:
+                action_type = spec.action_type()
+            except ImportError as exc:  # an environment set up before the package existed: serve the others
+                self.get_logger().warning(f"action '~/{spec.suffix}' ({spec.module}/{spec.type_name}) not served: "
+                                          f"{exc}; run the set-up (make setup) to build it")
+                continue
+            self._actions.append(ActionServer(
+                self, action_type, f"~/{spec.suffix}",
+                execute_callback=lambda handle, spec=spec: self._execute(spec, handle),
+                goal_callback=lambda goal, spec=spec: self._on_goal(spec, goal),
+                cancel_callback=lambda _h: CancelResponse.ACCEPT, **action_server_options()))
+        for name in inst.TOPIC_PARAMS:
+            self.create_subscription(Float64MultiArray, f"~/{name}",
+                                     lambda msg, name=name: self._on_param_topic(name, msg), 10,
+                                     callback_group=self._group)
         self.create_service(Trigger, "~/status", self._on_status, callback_group=self._group)
         self._wrench_pub = self._wrench_base_pub = None
         if inst.TYPE_NAME in CONTACT_TYPES:
@@ -113,13 +130,18 @@ class InstanceNode(Node):
                                        reason=f"{self.inst.label()}: parameter {names}: {type(exc).__name__}: {exc}")
         return SetParametersResult(successful=True)
 
+    def _on_param_topic(self, name: str, msg: Float64MultiArray) -> None:
+        """A number-list parameter from its topic: set as ``ros2 param set`` would (same checks, all or nothing)."""
+        result = self.set_parameters([Parameter(name, Parameter.Type.DOUBLE_ARRAY, [float(v) for v in msg.data])])[0]
+        if not result.successful:
+            self.get_logger().warning(f"'~/{name}' message refused: {result.reason}")
+
     # --- goals ------------------------------------------------------------------------------------------------
-    def _on_goal(self, goal: Any) -> GoalResponse:
-        assert self._spec is not None
+    def _on_goal(self, spec: ActionSpec, goal: Any) -> GoalResponse:
         if self._closing.is_set():
             return GoalResponse.REJECT
         try:
-            core_goal = self._spec.to_goal(goal)
+            core_goal = spec.to_goal(goal)
             with self._lock:
                 gid = self.inst.start_goal(core_goal)
                 self._pending[id(goal)] = (goal, gid)
@@ -137,10 +159,10 @@ class InstanceNode(Node):
         """Abort the running goal ``goal_id`` from outside (e.g. the simulator refused an apply-wrench call)."""
         self._failure = (goal_id, reason)
 
-    def _execute(self, handle: Any) -> Any:
+    def _execute(self, spec: ActionSpec, handle: Any) -> Any:
         self._running.add(id(handle))
         try:
-            return self._run_goal(handle)
+            return self._run_goal(spec, handle)
         finally:
             self._running.discard(id(handle))
 
@@ -148,12 +170,11 @@ class InstanceNode(Node):
     def executing(self) -> int:
         return len(self._running)
 
-    def _run_goal(self, handle: Any) -> Any:
-        assert self._spec is not None
+    def _run_goal(self, spec: ActionSpec, handle: Any) -> Any:
         entry = self._pending.pop(id(handle.request), None)
         if entry is None or entry[0] is not handle.request:
             handle.abort()
-            return self._spec.result(False, f"{self.inst.label()}: goal was not started", {})
+            return spec.result(False, f"{self.inst.label()}: goal was not started", {})
         gid = entry[1]
         last_feedback: dict[str, Any] | None = None
         while True:
@@ -178,7 +199,7 @@ class InstanceNode(Node):
             if state != ACTIVE:
                 break
             if feedback and feedback != last_feedback:
-                handle.publish_feedback(self._spec.feedback(feedback))
+                handle.publish_feedback(spec.feedback(feedback))
                 last_feedback = feedback
         if state == SUCCEEDED:
             handle.succeed()
@@ -186,7 +207,7 @@ class InstanceNode(Node):
             handle.canceled()
         else:
             handle.abort()
-        return self._spec.result(state == SUCCEEDED, message, result)
+        return spec.result(state == SUCCEEDED, message, result)
 
     # --- status and outputs -----------------------------------------------------------------------------------
     def _on_status(self, _request: Any, response: Any) -> Any:
@@ -220,9 +241,9 @@ class InstanceNode(Node):
 
     def destroy_node(self) -> None:
         # Node.destroy_node leaves waitables alone, and the action server keeps the node alive (still in the graph).
-        if self._action is not None:
-            self._action.destroy()
-            self._action = None
+        for action in self._actions:
+            action.destroy()
+        self._actions = []
         super().destroy_node()
 
 

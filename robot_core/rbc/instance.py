@@ -105,6 +105,8 @@ class RbcInstance:
     TYPE_NAME: ClassVar[str] = ""
     KIND: ClassVar[str] = ""  # "reacher" or "extender"
     PARAMS: ClassVar[tuple[ParamSpec, ...]] = ()
+    # float_list parameters that may also be set through a topic ``~/<name>`` (std_msgs/Float64MultiArray).
+    TOPIC_PARAMS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str, context: RbcContext):
         self.name = name

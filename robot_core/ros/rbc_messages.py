@@ -5,11 +5,12 @@ these messages over DDS; every rule about what goes where is here:
 
 * GetVars selections (empty lists mean "all") -> (joint, var) pairs;
 * aggregated command inputs (sensor_msgs/JointState by name) -> values;
-* per reacher type: which action it serves, goal message -> core goal, core feedback/result -> messages;
+* per reacher type: which actions it serves (ours, and the RBC documentation's rbc_actions/VF and
+  rbc_actions/JointReacher on ``/<name>/action``), goal message -> core goal, core feedback/result -> messages;
 * derived data of reachers/extenders (contact pose, wrenches, apply-wrench requests) -> tf / WrenchStamped /
   robot_core_interfaces/srv/ApplyWrench requests.
 
-robot_core_interfaces is imported lazily (only when a reacher type that needs it is used).
+robot_core_interfaces and rbc_actions are imported lazily (only when a reacher type that needs them is used).
 """
 
 from __future__ import annotations
@@ -202,25 +203,88 @@ def _fill(cls: Any, values: dict[str, Any]) -> Any:
     return msg
 
 
+# --- the RBC documentation's actions (rbc_actions) -------------------------------------------------------------
+def _timeout(duration: Any, what: str) -> float:
+    """builtin_interfaces/Duration -> seconds; zero means no timeout (``math.inf``), as documented."""
+    seconds = float(duration.sec) + 1e-9 * float(duration.nanosec)
+    if seconds < 0:
+        raise SelectionError(f"{what}: timeout must not be negative, got {seconds:g} s (0 = no timeout)")
+    return seconds if seconds > 0 else math.inf
+
+
+def documented_pose_goal(msg: Any) -> PoseGoal:
+    """rbc_actions/VF goal -> PoseGoal: ``precision`` per axis (all zero = the reacher's defaults), zero
+    ``timeout`` = none."""
+    p, o = msg.goal.position, msg.goal.orientation
+    lin, ang = msg.precision.linear, msg.precision.angular
+    return PoseGoal([p.x, p.y, p.z], [o.x, o.y, o.z, o.w], timeout=_timeout(msg.timeout, "VF goal"),
+                    linear_tolerance=_vec3(lin), angular_tolerance=_vec3(ang))
+
+
+def documented_joint_goal(msg: Any) -> JointGoal:
+    """rbc_actions/JointReacher goal -> JointGoal (zero precision = the reacher's default, zero timeout = none)."""
+    return JointGoal.from_pairs(((jv.joint, float(jv.value)) for jv in msg.goal), float(msg.precision),
+                                _timeout(msg.timeout, "JointReacher goal"))
+
+
+def _joint_values(names: Sequence[str] | None, values: Sequence[float] | None) -> list[Any]:
+    from rbc_actions.msg import JointValue
+
+    return [JointValue(joint=str(j), value=float(v)) for j, v in zip(names or [], values or [], strict=False)]
+
+
+def _pose_and_error(msg: Any, data: dict[str, Any]) -> Any:
+    """Fill ``pose`` and ``error`` of a VF feedback/result from the core's dict; NaN where it has none."""
+    pos = data.get("position") or [math.nan] * 3
+    quat = data.get("orientation") or [math.nan] * 4
+    err = data.get("error_vector") or [math.nan] * 6
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in pos)
+    o = msg.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in quat)
+    lin, ang = msg.error.linear, msg.error.angular
+    lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(v) for v in err)
+    return msg
+
+
+def _vf_feedback(cls: Any, data: dict[str, Any]) -> Any:
+    return _pose_and_error(cls(), data)
+
+
+def _vf_result(cls: Any, data: dict[str, Any]) -> Any:
+    return _pose_and_error(cls(), data)
+
+
+def _jr_feedback(cls: Any, data: dict[str, Any]) -> Any:
+    return cls(error=_joint_values(data.get("joint_names"), data.get("error")))
+
+
+def _jr_result(cls: Any, data: dict[str, Any]) -> Any:
+    return cls(error=_joint_values(data.get("joint_names"), data.get("final_error")))
+
+
 @dataclass(frozen=True)
 class ActionSpec:
-    """How one reacher type is served as a ROS action."""
+    """How one reacher type is served as a ROS action (a type may serve several)."""
 
     module: str  # robot_core_interfaces.action
     type_name: str  # e.g. JointReach
     suffix: str  # action name below the instance node: /<instance>/<suffix>
     to_goal: Callable[[Any], Any]
+    # Builders of feedback / result messages from the core's dicts; None: fields filled by name.
+    make_feedback: Callable[[Any, dict[str, Any]], Any] | None = None
+    make_result: Callable[[Any, dict[str, Any]], Any] | None = None
 
     def action_type(self) -> Any:
         return getattr(importlib.import_module(self.module), self.type_name)
 
     def feedback(self, feedback: dict[str, Any]) -> Any:
-        return _fill(self.action_type().Feedback, feedback)
+        cls = self.action_type().Feedback
+        return self.make_feedback(cls, feedback) if self.make_feedback else _fill(cls, feedback)
 
     def result(self, success: bool, message: str, result: dict[str, Any]) -> Any:
         """Result message; numeric fields the core did not report are NaN (never a fake 0 error)."""
         cls = self.action_type().Result
-        msg = _fill(cls, result)
+        msg = self.make_result(cls, result) if self.make_result else _fill(cls, result)
         for name, kind in cls.get_fields_and_field_types().items():
             if kind == "double" and result.get(name) is None:
                 setattr(msg, name, math.nan)
@@ -229,10 +293,13 @@ class ActionSpec:
         return msg
 
 
-ACTIONS: dict[str, ActionSpec] = {
-    "JR": ActionSpec("robot_core_interfaces.action", "JointReach", "reach", joint_goal),
-    "VF": ActionSpec("robot_core_interfaces.action", "CartesianReach", "reach", pose_goal),
-    "CS": ActionSpec("robot_core_interfaces.action", "ApplyContact", "apply", contact_goal),
+ACTIONS: dict[str, tuple[ActionSpec, ...]] = {
+    "JR": (ActionSpec("robot_core_interfaces.action", "JointReach", "reach", joint_goal),
+           ActionSpec("rbc_actions.action", "JointReacher", "action", documented_joint_goal, _jr_feedback,
+                      _jr_result)),
+    "VF": (ActionSpec("robot_core_interfaces.action", "CartesianReach", "reach", pose_goal),
+           ActionSpec("rbc_actions.action", "VF", "action", documented_pose_goal, _vf_feedback, _vf_result)),
+    "CS": (ActionSpec("robot_core_interfaces.action", "ApplyContact", "apply", contact_goal),),
 }
 
 
@@ -249,6 +316,6 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def action_for(type_name: str) -> ActionSpec | None:
-    """The action an instance of ``type_name`` (its class's TYPE_NAME) serves; None for goal-less types (TC)."""
-    return ACTIONS.get(type_name)
+def actions_for(type_name: str) -> tuple[ActionSpec, ...]:
+    """The actions an instance of ``type_name`` (its class's TYPE_NAME) serves; none for goal-less types (TC)."""
+    return ACTIONS.get(type_name, ())

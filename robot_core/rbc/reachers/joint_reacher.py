@@ -24,7 +24,8 @@ from robot_core.text import clip
 
 @dataclass
 class JointGoal:
-    """Target positions by joint; precision/timeout <= 0 mean "use the parameter"."""
+    """Target positions by joint; precision/timeout <= 0 mean "use the parameter", a timeout of ``math.inf``
+    none."""
 
     positions: dict[str, float]
     precision: float = 0.0
@@ -107,9 +108,10 @@ class JointReacher(Reacher):
             if not lo <= v <= hi:
                 raise RbcGoalError(f"{self.label()}: goal {v:g} for joint '{clip(j)}' is outside its limits "
                                    f"[{lo:g}, {hi:g}]")
-        for name, value in (("precision", goal.precision), ("timeout", goal.timeout)):
-            if not math.isfinite(value):
-                raise RbcGoalError(f"{self.label()}: goal {name} is not finite")
+        if not math.isfinite(goal.precision):
+            raise RbcGoalError(f"{self.label()}: goal precision is not finite")
+        if math.isnan(goal.timeout) or goal.timeout == -math.inf:
+            raise RbcGoalError(f"{self.label()}: goal timeout is {goal.timeout} (0 = default, inf = none)")
         gid = self._begin()
         self._targets = dict(goal.positions)
         self._integral = dict.fromkeys(self._targets, 0.0)
@@ -142,7 +144,7 @@ class JointReacher(Reacher):
             self._holding = False
             if active:
                 self._finish(ABORTED, f"measured '{sv}' of joints {stale} is stale",
-                             final_error=[math.nan] * len(joints))
+                             final_error=[math.nan] * len(joints), joint_names=joints)
             return result
         q = state.values(joints, sv)
         err = [self._targets[j] - qi for j, qi in zip(joints, q, strict=True)]
@@ -150,14 +152,15 @@ class JointReacher(Reacher):
             self._elapsed += dt
             self._status.feedback = {"joint_names": joints, "error": err}
             if all(abs(e) <= self._precision for e in err):
-                self._finish(SUCCEEDED, "reached within precision", final_error=err)
+                self._finish(SUCCEEDED, "reached within precision", final_error=err, joint_names=joints)
                 self._holding = bool(self.params["hold_after_success"])
                 if not self._holding:
                     self._targets = {}
                     return result
             elif self._timeout > 0 and self._elapsed > self._timeout:
                 errors = dict(zip(joints, err, strict=True))
-                self._finish(ABORTED, f"timeout after {self._timeout:g} s; errors {errors}", final_error=err)
+                self._finish(ABORTED, f"timeout after {self._timeout:g} s; errors {errors}", final_error=err,
+                             joint_names=joints)
                 self._targets = {}
                 return result
         kp, ki, kd = self.params["kp"], self.params["ki"], self.params["kd"]

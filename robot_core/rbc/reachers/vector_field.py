@@ -12,6 +12,11 @@ freely away from it. As a last guard no joint velocity may carry the joint past 
 
 Poses are in the ``base_link`` frame (goal position + quaternion x, y, z, w as in geometry_msgs/Pose); the chain
 is every movable joint from ``base_link`` down to ``end_link``, found by walking the tree.
+
+Obstacles (spheres and planes in ``base_link``, parameters ``obstacle_spheres`` / ``obstacle_planes``) bend the
+linear part of the field around them (robot_core.rbc.obstacles). A goal's precision is either the length of
+the error (``linear_precision`` / ``angular_precision``) or, when ``linear_tolerance`` / ``angular_tolerance``
+are given, a bound per base_link axis; a timeout of ``math.inf`` means none.
 """
 
 from __future__ import annotations
@@ -24,20 +29,25 @@ import numpy as np
 
 from robot_core.rbc.errors import RbcGoalError
 from robot_core.rbc.instance import ABORTED, ACTIVE, SUCCEEDED, ParamSpec, UpdateResult
+from robot_core.rbc.obstacles import Obstacle, avoid, blocked_goal, planes_from_list, spheres_from_list
 from robot_core.rbc.reachers.reacher import WEIGHT, Reacher
-from robot_core.rbc.rotations import orientation_error, quat_xyzw_to_matrix
+from robot_core.rbc.rotations import matrix_to_quat_xyzw, orientation_error, quat_xyzw_to_matrix
 from robot_core.rbc.var_table import VarView
 
 
 @dataclass
 class PoseGoal:
-    """Target pose of ``end_link`` in ``base_link``; precisions/timeout <= 0 mean "use the parameter"."""
+    """Target pose of ``end_link`` in ``base_link``; precisions/timeout <= 0 mean "use the parameter", a timeout of
+    ``math.inf`` none. ``linear_tolerance`` / ``angular_tolerance`` (3 numbers, base_link axes) replace the
+    precision by per-axis bounds; a zero component takes the precision parameter's value for that axis."""
 
     position: tuple[float, float, float] | list[float] | np.ndarray
     orientation: tuple[float, float, float, float] | list[float] | np.ndarray = (0.0, 0.0, 0.0, 1.0)
     linear_precision: float = 0.0
     angular_precision: float = 0.0
     timeout: float = 0.0
+    linear_tolerance: tuple[float, float, float] | list[float] | None = None
+    angular_tolerance: tuple[float, float, float] | list[float] | None = None
 
 
 def limit_weights(q: np.ndarray, direction: np.ndarray, lower: np.ndarray, upper: np.ndarray,
@@ -90,7 +100,17 @@ class VectorField(Reacher):
         ParamSpec("output_var", "str", "q_ref", "cmd var written (q_ref: integrated positions, qd_ref: velocity)"),
         ParamSpec("state_var", "str", "q", "state var holding the measured positions"),
         ParamSpec("hold_after_success", "bool", True, "keep regulating the pose after the goal succeeded"),
+        ParamSpec("obstacle_spheres", "float_list", [], "spheres the end link keeps out of: x, y, z, radius per "
+                  "sphere (m, base_link)"),
+        ParamSpec("obstacle_planes", "float_list", [], "planes the end link stays in front of: nx, ny, nz, offset "
+                  "per plane (free side: n.p >= offset; base_link)"),
+        ParamSpec("obstacle_clearance", "float", 0.02, "distance to an obstacle's surface the end link keeps (m)",
+                  minimum=0.0),
+        ParamSpec("obstacle_influence", "float", 0.1, "distance to an obstacle's surface below which the field "
+                  "bends around it (m)", minimum=0.0),
     )
+
+    TOPIC_PARAMS = ("obstacle_spheres", "obstacle_planes")
 
     def __init__(self, name: str, context: Any):
         super().__init__(name, context)
@@ -106,12 +126,21 @@ class VectorField(Reacher):
         self._holding = False
         self.last_error = (math.nan, math.nan)
         self.last_weights = np.zeros(0)
+        self._obstacles: list[Obstacle] = []
+        self.last_pose = np.full((4, 4), math.nan)
+        self.last_error_vector = np.full(6, math.nan)
+        self._lin_tol: np.ndarray | None = None
+        self._ang_tol: np.ndarray | None = None
 
     # --- parameters -----------------------------------------------------------------------------
     def _base(self, staged: dict[str, Any]) -> str:
         return staged["base_link"] or self.context.model.root_link
 
     def _check_param(self, name: str, staged: dict[str, Any]) -> None:
+        if name == "obstacle_spheres":
+            spheres_from_list(staged[name])
+        elif name == "obstacle_planes":
+            planes_from_list(staged[name])
         if name in ("base_link", "end_link", "output_var", "state_var") and staged["end_link"]:
             base = self._base(staged)
             joints = self.context.chain_joints(base, staged["end_link"])
@@ -121,6 +150,14 @@ class VectorField(Reacher):
             self.context.check_joint_vars(joints, staged["output_var"], "cmd")
 
     def _params_changed(self, names: set[str]) -> None:
+        if names & {"obstacle_spheres", "obstacle_planes", "obstacle_clearance"}:
+            self._obstacles = [*spheres_from_list(self.params["obstacle_spheres"]),
+                               *planes_from_list(self.params["obstacle_planes"])]
+            blocked = blocked_goal(self._goal_p, self._obstacles, self.params["obstacle_clearance"])
+            if self._has_target and blocked:  # the goal can no longer be reached: stop instead of pushing forever
+                if self._status.state == ACTIVE:
+                    self._finish(ABORTED, f"obstacles changed: {blocked}")
+                self._has_target = self._holding = False
         if names & {"base_link", "end_link"}:
             if self._status.state == ACTIVE:
                 self._finish(ABORTED, "chain changed while a goal was active")
@@ -157,11 +194,18 @@ class VectorField(Reacher):
             r = quat_xyzw_to_matrix(quat)
         except ValueError as exc:
             raise RbcGoalError(f"{self.label()}: goal orientation: {exc}") from None
-        for label, v in (("linear_precision", goal.linear_precision), ("angular_precision", goal.angular_precision),
-                         ("timeout", goal.timeout)):
+        for label, v in (("linear_precision", goal.linear_precision), ("angular_precision", goal.angular_precision)):
             if not math.isfinite(v):
                 raise RbcGoalError(f"{self.label()}: goal {label} is not finite")
+        if math.isnan(goal.timeout) or goal.timeout == -math.inf:
+            raise RbcGoalError(f"{self.label()}: goal timeout is {goal.timeout} (0 = default, inf = none)")
+        lin_tol = self._tolerance(goal.linear_tolerance, "linear_tolerance", self.params["linear_precision"])
+        ang_tol = self._tolerance(goal.angular_tolerance, "angular_tolerance", self.params["angular_precision"])
+        blocked = blocked_goal(p, self._obstacles, self.params["obstacle_clearance"])
+        if blocked:
+            raise RbcGoalError(f"{self.label()}: {blocked}")
         gid = self._begin()
+        self._lin_tol, self._ang_tol = lin_tol, ang_tol
         self._goal_p, self._goal_r = p, r
         self._lin_prec = goal.linear_precision if goal.linear_precision > 0 else self.params["linear_precision"]
         self._ang_prec = goal.angular_precision if goal.angular_precision > 0 else self.params["angular_precision"]
@@ -170,6 +214,24 @@ class VectorField(Reacher):
         self._has_target = True
         self._holding = False
         return gid
+
+    def _tolerance(self, values: Any, label: str, default: float) -> np.ndarray | None:
+        """Per-axis bounds of a goal (zero components: ``default``); None when not given or all zero."""
+        if values is None:
+            return None
+        t = np.asarray(values, dtype=float).reshape(-1)
+        if t.size != 3 or not np.all(np.isfinite(t)) or np.any(t < 0):
+            raise RbcGoalError(f"{self.label()}: goal {label} must be 3 finite numbers >= 0, got {values!r}")
+        if not np.any(t > 0):
+            return None
+        return np.where(t > 0, t, default)
+
+    def _reached(self, e_p: np.ndarray, e_r: np.ndarray, lin_err: float, ang_err: float) -> bool:
+        lin_ok = (bool(np.all(np.abs(e_p) <= self._lin_tol)) if self._lin_tol is not None
+                  else lin_err <= self._lin_prec)
+        ang_ok = (bool(np.all(np.abs(e_r) <= self._ang_tol)) if self._ang_tol is not None
+                  else ang_err <= self._ang_prec)
+        return lin_ok and ang_ok
 
     def _on_cancel(self) -> None:
         self._has_target = self._holding = False
@@ -180,6 +242,7 @@ class VectorField(Reacher):
         t = self._chain.forward_kinematics(q)
         e_p = self._goal_p - t[:3, 3]
         e_r = orientation_error(self._goal_r, t[:3, :3])
+        self.last_pose, self.last_error_vector = t, np.concatenate([e_p, e_r])
         lin_err, ang_err = float(np.linalg.norm(e_p)), float(np.linalg.norm(e_r))
         v = self.params["k_linear"] * e_p
         w = self.params["k_angular"] * e_r
@@ -188,6 +251,9 @@ class VectorField(Reacher):
             v *= vmax / np.linalg.norm(v)
         if np.linalg.norm(w) > wmax:
             w *= wmax / np.linalg.norm(w)
+        if self._obstacles:
+            v = avoid(t[:3, 3], v, self._goal_p, self._obstacles, self.params["obstacle_clearance"],
+                      self.params["obstacle_influence"])
         xdot = np.concatenate([v, w])
         jac = np.asarray(self._chain.jacobian(q), dtype=float)
         lam = self.params["damping"]
@@ -213,6 +279,13 @@ class VectorField(Reacher):
             qdot = np.clip(qdot, (self._lower - q) / dt, (self._upper - q) / dt)
         return qdot, lin_err, ang_err
 
+    def _where(self) -> dict[str, Any]:
+        """End-link pose (position, quaternion x y z w) and the error vector of the last cycle, for messages."""
+        t = self.last_pose
+        return {"position": [float(v) for v in t[:3, 3]],
+                "orientation": [float(v) for v in matrix_to_quat_xyzw(t[:3, :3])],
+                "error_vector": [float(v) for v in self.last_error_vector]}
+
     def update(self, now: float, dt: float, state: VarView) -> UpdateResult:
         result = UpdateResult()
         active = self._status.state == ACTIVE
@@ -230,16 +303,19 @@ class VectorField(Reacher):
         self.last_error = (lin_err, ang_err)
         if active:
             self._elapsed += dt
-            self._status.feedback = {"linear_error": lin_err, "angular_error": ang_err}
-            if lin_err <= self._lin_prec and ang_err <= self._ang_prec:
-                self._finish(SUCCEEDED, "reached within precision", linear_error=lin_err, angular_error=ang_err)
+            where = self._where()
+            self._status.feedback = {"linear_error": lin_err, "angular_error": ang_err, **where}
+            if self._reached(self.last_error_vector[:3], self.last_error_vector[3:], lin_err, ang_err):
+                self._finish(SUCCEEDED, "reached within precision", linear_error=lin_err, angular_error=ang_err,
+                             **where)
                 self._holding = bool(self.params["hold_after_success"])
                 if not self._holding:
                     self._has_target = False
                     return result
             elif self._timeout > 0 and self._elapsed > self._timeout:
                 self._finish(ABORTED, f"timeout after {self._timeout:g} s (linear error {lin_err:.4g} m, "
-                                      f"angular error {ang_err:.4g} rad)", linear_error=lin_err, angular_error=ang_err)
+                                      f"angular error {ang_err:.4g} rad)", linear_error=lin_err, angular_error=ang_err,
+                             **where)
                 self._has_target = False
                 return result
         self.emit_velocities(result, self._joints, qdot, dt, self.params["output_var"])

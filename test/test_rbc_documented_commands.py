@@ -1,0 +1,375 @@
+"""Every command block of the RBC's own documentation, typed as written, works against robot_core's rbc over DDS.
+
+The blocks below are the documentation's, word for word; only their indentation is restored (the copy we have
+lost leading spaces, which makes its YAML invalid for any tool). Each is split into words by bash, parsed as the
+ros2 command line parses it and sent through rclpy with the same YAML payload (test/ros2_cli.py). The robot is
+rc_arm renamed to the documentation's names: root link ``robot-base``, joints 1-3 ``aplator_j0..2``, tool frame
+``wessling-hand1-finger4_distal_link``; the simulator closes the loop. One test per block; a test replays the
+blocks before its own first when it runs alone.
+
+Oracles: joint positions from the simulator's own /robot_joint_states, the tool pose from Pinocchio on the URDF.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import ros2_cli
+from rbc_helpers import arm_urdf, pin_fk, rotation_angle, start
+from ros_harness import answered_eventually, wait_for, wait_future
+
+pytest.importorskip("rclpy")
+pytest.importorskip("rbc_msgs_srvs")
+pytest.importorskip("rbc_actions")
+pytestmark = pytest.mark.ros
+
+RENAME = {"base_link": "robot-base", "joint1": "aplator_j0", "joint2": "aplator_j1", "joint3": "aplator_j2",
+          "tcp": "wessling-hand1-finger4_distal_link"}
+ARM = ["aplator_j0", "aplator_j1", "aplator_j2", "joint4", "joint5", "joint6", "joint7"]
+
+VF_CREATE = '''ros2 service call /rbc_l2_ctrl rbc_msgs_srvs/srv/RbcL2Ctrl "cmd: 'create_re'
+data: 'VF'
+name: 'VF0'"'''
+VF_CHAIN = '''ros2 param set --no-daemon /VF0 base_link "robot-base"
+ros2 param set --no-daemon /VF0 end_link "wessling-hand1-finger4_distal_link"'''
+VF_WEIGHT = '''ros2 param set --no-daemon /VF0 weight 1.0'''
+VF_GOAL = '''ros2 action send_goal /VF0/action rbc_actions/action/VF "goal:
+  position:
+    x: 0.18
+    y: 0.19
+    z: 0.82
+  orientation:
+    x: 0.0
+    y: 0.7
+    z: 0.0
+    w: 0.7
+precision:
+  linear:
+    x: 0.0
+    y: 0.0
+    z: 0.0
+  angular:
+    x: 0.0
+    y: 0.0
+    z: 0.0
+timeout:
+  sec: 0
+  nanosec: 0"'''
+JR_CREATE = '''ros2 service call /rbc_l2_ctrl rbc_msgs_srvs/srv/RbcL2Ctrl "cmd: 'create_re'
+data: 'JR'
+name: 'JR0'"'''
+JR_WEIGHT = '''ros2 param set --no-daemon /JR0 weight 1.0'''
+JR_JOINTS = '''ros2 param set /JR0 joints --no-daemon "\\
+- aplator_j0
+- aplator_j1
+- aplator_j2
+"'''
+JR_GOAL = '''ros2 action send_goal /JR0/action rbc_actions/action/JointReacher "\\
+goal:
+- joint: "aplator_j0"
+  value: 0.0
+- joint: "aplator_j1"
+  value: 1.0
+- joint: "aplator_j2"
+  value: 0.7
+"'''
+BLOCKS = [VF_CREATE, VF_CHAIN, VF_WEIGHT, VF_GOAL, JR_CREATE, JR_WEIGHT, JR_JOINTS, JR_GOAL]
+
+
+def documented_urdf(path: Path) -> Path:
+    """rc_arm with the test's <rbc> tags (q from the simulator, q_ref into its commands), renamed as documented."""
+    arm_urdf(path)
+    root = ET.parse(path).getroot()
+    for el in root.iter():
+        for key, value in el.attrib.items():
+            if value in RENAME:
+                el.set(key, RENAME[value])
+        if el.text and el.text.strip() in RENAME:  # e.g. <param name="frame_id">base_link</param>
+            el.text = RENAME[el.text.strip()]
+    path.write_text(ET.tostring(root, encoding="unicode"))
+    return path
+
+
+class User:
+    """A user at a terminal: runs documented blocks (through ros2_cli) and watches the simulated arm."""
+
+    def __init__(self, ros: Any):
+        from sensor_msgs.msg import JointState
+
+        self.node = ros.node(f"rbc_doc_user_{id(self)}")
+        self._lock = threading.Lock()
+        self.latest: Any = None
+        self._clients: dict[tuple[str, str], Any] = {}
+        self._actions: dict[str, Any] = {}
+        self.node.create_subscription(JointState, "/robot_joint_states", self._on_states, 10)
+
+    def _on_states(self, msg: Any) -> None:
+        if set(ARM) <= set(msg.name):
+            with self._lock:
+                self.latest = msg
+
+    def q(self, joints: list[str] = ARM) -> np.ndarray:
+        wait_for(lambda: self.latest is not None, 30, "joint states of the renamed arm")
+        with self._lock:
+            msg = self.latest
+        return np.array([msg.position[list(msg.name).index(j)] for j in joints])
+
+    def _client(self, srv: Any, name: str) -> Any:
+        key = (srv.__name__, name)
+        if key not in self._clients:
+            self._clients[key] = self.node.create_client(srv, name)
+        client = self._clients[key]
+        assert client.wait_for_service(timeout_sec=30), f"service {name} not available"
+        return client
+
+    def run(self, block: str, result_timeout: float = 90.0) -> list[Any]:
+        """Every command of ``block``, in order; returns what each answered (a response, SetParametersResult or
+        (goal handle, result)) and fails on the first refusal, as a user would see it."""
+        out = []
+        for words in ros2_cli.shell_words(block):
+            cmd = ros2_cli.parse(words)
+            if cmd.verb == "service call":
+                req = ros2_cli.request_of(cmd)
+                client = self._client(_srv_class(cmd.type_name), cmd.name)
+                out.append(wait_future(client.call_async(req), 30, f"answer of {cmd.name}"))
+            elif cmd.verb == "param set":
+                out.append(self.set_parameter(cmd))
+            else:
+                out.append(self.send_goal(cmd, result_timeout))
+        return out
+
+    def set_parameter(self, cmd: Any) -> Any:
+        from rcl_interfaces.srv import SetParameters
+
+        client = self._client(SetParameters, f"{cmd.name}/set_parameters")
+        req = SetParameters.Request(parameters=[ros2_cli.parameter_of(cmd)])
+        return wait_future(client.call_async(req), 30, f"answer of {cmd.name}/set_parameters").results[0]
+
+    def send_goal(self, cmd: Any, result_timeout: float) -> tuple[Any, Any]:
+        from robot_core.ros.action_client import ActionClient
+
+        action_type = _srv_class(cmd.type_name)
+        ac = self._actions.get(cmd.name)
+        if ac is None:
+            ac = self._actions[cmd.name] = ActionClient(self.node, action_type, cmd.name)
+            assert ac.wait_for_server(timeout_sec=30), f"action {cmd.name} not available"
+            # A goal every reacher refuses (unknown joint / non-finite pose) first: the goal service answers.
+            probe = action_type.Goal()
+            if hasattr(probe.goal, "position"):
+                probe.goal.position.x = math.nan
+            else:
+                from rbc_actions.msg import JointValue
+                probe.goal = [JointValue(joint="no_such_joint", value=0.0)]
+            answered_eventually(ac.send_goal_async, probe, f"an answer from the goal service of {cmd.name}")
+        goal = ros2_cli.request_of(cmd)
+        handle = wait_future(ac.send_goal_async(goal), 30, f"acceptance by {cmd.name}")
+        if not handle.accepted:
+            return handle, None
+        return handle, wait_future(handle.get_result_async(), result_timeout, f"result of {cmd.name}").result
+
+    def status(self, instance: str) -> dict[str, Any]:
+        from std_srvs.srv import Trigger
+
+        client = self._client(Trigger, f"/{instance}/status")
+        return json.loads(wait_future(client.call_async(Trigger.Request()), 30, "status").message)
+
+
+def _srv_class(type_name: str) -> Any:
+    import importlib
+
+    pkg, kind, name = type_name.split("/")
+    return getattr(importlib.import_module(f"{pkg}.{kind}"), name)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    urdf = documented_urdf(tmp_path_factory.mktemp("rbcdoc") / "documented_arm.urdf")
+    procs = [start("simulator", "-p", f"urdf_path:={urdf}", "-p", "tf_rate:=20.0", "-p", "cameras:=false")]
+    try:
+        procs.append(start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p", "stale_timeout:=1.0"))
+        procs[0].wait_for_output("simulator ready", 60)
+        procs[1].wait_for_output("rbc ready", 60)
+        yield {"urdf": urdf, "rbc": procs[1], "replayed": set()}
+    finally:
+        for p in procs:
+            p.stop()
+
+
+@pytest.fixture
+def user(ros, stack):
+    return User(ros)
+
+
+def replay(user: User, stack: dict[str, Any], block: str) -> list[Any]:
+    """Replay ``block`` after the blocks before it that this module has not replayed yet."""
+    for earlier in BLOCKS[:BLOCKS.index(block)]:
+        if earlier not in stack["replayed"]:
+            replay_one(user, stack, earlier)
+    return replay_one(user, stack, block)
+
+
+def replay_one(user: User, stack: dict[str, Any], block: str) -> list[Any]:
+    if block is JR_CREATE and "VF0" in _instances(user):
+        # Not a documented step: the JR example of the documentation drives joints the VF above still holds.
+        assert _l2(user, "destroy_re", "", "VF0").success
+    out = user.run(block)
+    stack["replayed"].add(block)
+    return out
+
+
+def _l2(user: User, cmd: str, data: str, name: str) -> Any:
+    from rbc_msgs_srvs.srv import RbcL2Ctrl
+
+    client = user._client(RbcL2Ctrl, "/rbc_l2_ctrl")
+    return wait_future(client.call_async(RbcL2Ctrl.Request(cmd=cmd, data=data, name=name)), 30, "/rbc_l2_ctrl")
+
+
+def _instances(user: User) -> list[str]:
+    return list(_l2(user, "list_re", "", "").names)
+
+
+# --- the command line as a terminal and ros2 see it (no DDS) -----------------------------------------------------
+def test_blocks_split_and_parse_as_a_terminal_would():
+    (words,) = ros2_cli.shell_words(JR_GOAL)
+    cmd = ros2_cli.parse(words)
+    assert (cmd.verb, cmd.name, cmd.type_name) == ("action send_goal", "/JR0/action", "rbc_actions/action/JointReacher")
+    assert cmd.yaml_text.startswith("goal:\n- joint: aplator_j0\n")  # the shell ate the inner quotes and the \
+    goal = ros2_cli.request_of(cmd)
+    assert [(g.joint, g.value) for g in goal.goal] == [("aplator_j0", 0.0), ("aplator_j1", 1.0), ("aplator_j2", 0.7)]
+    (words,) = ros2_cli.shell_words(JR_JOINTS)
+    cmd = ros2_cli.parse(words)
+    assert (cmd.name, cmd.parameter, cmd.no_daemon) == ("/JR0", "joints", True)  # option after the positionals
+    assert list(ros2_cli.parameter_of(cmd).value.string_array_value) == ["aplator_j0", "aplator_j1", "aplator_j2"]
+    weight = ros2_cli.parameter_of(ros2_cli.parse(ros2_cli.shell_words(VF_WEIGHT)[0]))
+    assert weight.value.double_value == 1.0
+    (words,) = ros2_cli.shell_words(VF_GOAL)
+    goal = ros2_cli.request_of(ros2_cli.parse(words))
+    assert (goal.goal.position.z, goal.goal.orientation.y, goal.timeout.sec) == (0.82, 0.7, 0)
+    assert len(ros2_cli.shell_words(VF_CHAIN)) == 2
+
+
+def test_payload_errors_name_the_field():
+    from rbc_msgs_srvs.srv import RbcL2Ctrl
+
+    with pytest.raises(AttributeError, match="no field 'comand'"):
+        ros2_cli.fill_message(RbcL2Ctrl.Request(), {"comand": "create_re"})
+    with pytest.raises(ValueError, match="dictionary in YAML"):
+        ros2_cli.payload("- create_re")
+
+
+# --- one test per documented block ------------------------------------------------------------------------------
+def test_block_create_vf(user, stack):
+    (res,) = replay(user, stack, VF_CREATE)
+    assert res.success, res.message
+    assert list(res.names) == ["VF0"] and list(res.types) == ["VF"]
+
+
+def test_block_vf_chain_params(user, stack):
+    results = replay(user, stack, VF_CHAIN)
+    assert [r.successful for r in results] == [True, True], [r.reason for r in results]
+    params = user.status("VF0")["params"]
+    assert (params["base_link"], params["end_link"]) == ("robot-base", "wessling-hand1-finger4_distal_link")
+
+
+def test_block_vf_weight(user, stack):
+    (res,) = replay(user, stack, VF_WEIGHT)
+    assert res.successful, res.reason
+    assert user.status("VF0")["params"]["weight"] == 1.0
+
+
+def test_block_vf_goal_reached(user, stack):
+    (handle, result), = replay(user, stack, VF_GOAL)
+    assert handle.accepted, user.status("VF0")["last_rejection"]
+    assert result.success, result.message
+    # Zero precision = the reacher's defaults (1 mm, 0.01 rad); checked on the simulator's own joint states.
+    pose = pin_fk(stack["urdf"], ARM, user.q(), frame="wessling-hand1-finger4_distal_link")
+    goal_rot = _quat_matrix([0.0, 0.7, 0.0, 0.7])
+    assert np.linalg.norm(pose[:3, 3] - [0.18, 0.19, 0.82]) <= 0.0015, pose[:3, 3]
+    assert rotation_angle(pose[:3, :3], goal_rot) <= 0.015
+    assert abs(result.pose.position.z - 0.82) <= 0.0015 and math.isfinite(result.error.linear.x)
+
+
+def test_block_create_jr(user, stack):
+    (res,) = replay(user, stack, JR_CREATE)
+    assert res.success, res.message
+    assert list(res.types) == ["JR"]
+
+
+def test_block_jr_weight(user, stack):
+    (res,) = replay(user, stack, JR_WEIGHT)
+    assert res.successful, res.reason
+
+
+def test_block_jr_joints(user, stack):
+    (res,) = replay(user, stack, JR_JOINTS)
+    assert res.successful, res.reason
+    assert user.status("JR0")["params"]["joints"] == ["aplator_j0", "aplator_j1", "aplator_j2"]
+
+
+def test_block_jr_goal_reached(user, stack):
+    (handle, result), = replay(user, stack, JR_GOAL)
+    assert handle.accepted, user.status("JR0")["last_rejection"]
+    assert result.success, result.message
+    assert [e.joint for e in result.error] == ["aplator_j0", "aplator_j1", "aplator_j2"]
+    assert max(abs(e.value) for e in result.error) <= 0.01  # zero precision: the reacher's default 0.01
+    q = user.q(["aplator_j0", "aplator_j1", "aplator_j2"])
+    assert np.abs(q - [0.0, 1.0, 0.7]).max() <= 0.02, q
+
+
+# --- bad input: refused with a clear message, nothing moves -----------------------------------------------------
+def test_bad_input_is_refused_and_nothing_moves(user, stack):
+    replay(user, stack, JR_JOINTS)  # JR0 exists with its joints
+    before = user.q()
+    res = _l2(user, "start_re", "VF", "X")
+    assert not res.success and "unknown cmd 'start_re'" in res.message
+    res = _l2(user, "create_re", "Teleporter", "T0")
+    assert not res.success and "unknown reacher/extender type 'Teleporter'" in res.message
+    assert "T0" not in _instances(user)
+    (handle, _), = user.run(JR_GOAL.replace('"aplator_j2"', '"joint5"'))
+    assert not handle.accepted
+    assert "joint5" in user.status("JR0")["last_rejection"] and "'joints'" in user.status("JR0")["last_rejection"]
+    # A VF with an obstacle of negative radius: the parameter is refused, naming it.
+    assert _l2(user, "create_re", "VF", "VF1").success
+    (res,) = user.run('ros2 param set --no-daemon /VF1 obstacle_spheres "[0.3, 0.0, 0.5, -0.05]"')
+    assert not res.successful and "obstacle_spheres" in res.reason and "negative radius" in res.reason
+    assert user.status("VF1")["params"]["obstacle_spheres"] == []
+    assert _l2(user, "destroy_re", "", "VF1").success
+    assert np.abs(user.q() - before).max() < 0.01  # JR0 holds its last target; nothing else moved the arm
+
+
+def _quat_matrix(xyzw: list[float]) -> np.ndarray:
+    from robot_core.rbc.rotations import quat_xyzw_to_matrix
+
+    return quat_xyzw_to_matrix(np.array(xyzw))
+
+
+def test_obstacles_through_parameters_and_their_topic(user, stack):
+    """Not a documented block: a VF's obstacles set with ``ros2 param set`` and on ``~/obstacle_spheres``."""
+    from std_msgs.msg import Float64MultiArray
+
+    assert _l2(user, "create_re", "VF", "VF2").success
+    try:
+        (res,) = user.run('ros2 param set --no-daemon /VF2 obstacle_planes "[0.0, 0.0, 1.0, 0.05]"')
+        assert res.successful, res.reason
+        pub = user.node.create_publisher(Float64MultiArray, "/VF2/obstacle_spheres", 10)
+        wait_for(lambda: pub.get_subscription_count() > 0, 30, "the VF's obstacle topic")
+
+        def spheres() -> list[float]:
+            return user.status("VF2")["params"]["obstacle_spheres"]
+
+        wait_for(lambda: (pub.publish(Float64MultiArray(data=[0.3, 0.0, 0.5, 0.05])), spheres())[1], 30,
+                 "the sphere from the topic in the parameter")
+        assert spheres() == [0.3, 0.0, 0.5, 0.05]
+        pub.publish(Float64MultiArray(data=[0.3, 0.0, 0.5, -0.05]))  # refused: the parameter keeps its value
+        (res,) = user.run('ros2 param set --no-daemon /VF2 obstacle_spheres "[0.3, 0.0, 0.5, -0.05]"')
+        assert not res.successful and "sphere 0" in res.reason and "negative radius" in res.reason
+        assert spheres() == [0.3, 0.0, 0.5, 0.05]
+    finally:
+        assert _l2(user, "destroy_re", "", "VF2").success

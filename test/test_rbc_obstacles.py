@@ -1,0 +1,110 @@
+"""VectorField obstacles: the field bends around spheres and planes; a goal behind a sphere is reached on the real
+MuJoCo engine without the tool entering the sphere (distance measured on the engine's own tcp pose)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot_core.kinematics import SerialKinematicChain
+from robot_core.model import load_robot
+from robot_core.physics.engine import PhysicsEngine
+from robot_core.rbc.coupler import Coupler
+from robot_core.rbc.engine_loop import EngineLoop, forward_routes
+from robot_core.rbc.errors import RbcGoalError, RbcParamError
+from robot_core.rbc.instance import ABORTED, SUCCEEDED
+from robot_core.rbc.obstacles import Plane, Sphere, avoid, planes_from_list, spheres_from_list
+from robot_core.rbc.reachers.vector_field import PoseGoal
+from robot_core.rbc.rotations import matrix_to_quat_xyzw
+
+ROOT = Path(__file__).resolve().parents[1]
+ARM = [f"joint{i}" for i in range(1, 8)]
+POS_TOPIC = "/forward_position_controller/commands"
+VEL_TOPIC = "/forward_velocity_controller/commands"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_robot(str(ROOT / "urdf" / "rc_arm.urdf"))
+
+
+@pytest.fixture
+def sim(model):
+    loop = EngineLoop(Coupler(model), PhysicsEngine(model, include_visuals=False),
+                      forward_routes(POS_TOPIC, VEL_TOPIC, ARM))
+    loop.publish_state()
+    return loop
+
+
+def test_lists_become_obstacles_and_bad_numbers_are_refused_by_name():
+    (s,) = spheres_from_list([0.1, 0.2, 0.3, 0.05])
+    assert np.allclose(s.center, [0.1, 0.2, 0.3]) and s.radius == 0.05
+    (p,) = planes_from_list([0.0, 0.0, 2.0, 1.0])  # normalised: z >= 0.5
+    assert np.allclose(p.normal, [0, 0, 1]) and p.offset == 0.5
+    with pytest.raises(ValueError, match=r"sphere 1 .* negative radius -0.1"):
+        spheres_from_list([0, 0, 0, 0.1, 1, 1, 1, -0.1])
+    with pytest.raises(ValueError, match="4 numbers per sphere"):
+        spheres_from_list([0, 0, 0])
+    with pytest.raises(ValueError, match="plane 0 has a zero normal"):
+        planes_from_list([0, 0, 0, 1])
+
+
+def test_field_never_heads_into_an_obstacle_it_touches():
+    sphere = Sphere(np.array([0.0, 0.0, 0.0]), 0.1)
+    goal = np.array([-0.5, 0.0, 0.0])  # straight behind the sphere seen from p
+    p = np.array([0.1 + 0.02, 0.0, 0.0])  # at the clearance
+    v = avoid(p, np.array([-0.2, 0.0, 0.0]), goal, [sphere], clearance=0.02, influence=0.1)
+    assert v[0] >= -1e-12 and np.linalg.norm(v) == pytest.approx(0.2)  # all of it turned along the surface
+    far = avoid(np.array([1.0, 0.0, 0.0]), np.array([-0.2, 0.0, 0.0]), goal, [sphere], 0.02, 0.1)
+    np.testing.assert_array_equal(far, [-0.2, 0.0, 0.0])  # out of influence: unchanged
+    inside = avoid(np.array([0.05, 0.0, 0.0]), np.zeros(3), goal, [sphere], 0.02, 0.1)
+    assert inside[0] > 0  # pushed out
+    floor = Plane(np.array([0.0, 0.0, 1.0]), 0.0)
+    v = avoid(np.array([0.0, 0.0, 0.01]), np.array([0.1, 0.0, -0.1]), np.array([1.0, 0.0, -1.0]), [floor], 0.02, 0.1)
+    assert v[2] >= 0.0
+
+
+def test_vf_refuses_negative_radius_and_goals_inside_obstacles(sim):
+    vf = sim.coupler.create("VF", "VF0", {"end_link": "tcp"})
+    with pytest.raises(RbcParamError, match=r"VF 'VF0': parameter 'obstacle_spheres': sphere 0 .*negative radius"):
+        vf.set_param("obstacle_spheres", [0.3, 0.0, 0.5, -0.05])
+    assert vf.params["obstacle_spheres"] == []  # nothing applied
+    vf.set_param("obstacle_spheres", [0.3, 0.0, 0.5, 0.05])
+    with pytest.raises(RbcGoalError, match="lies inside obstacle sphere 0"):
+        vf.start_goal(PoseGoal([0.31, 0.0, 0.5]))
+    vf.set_param("obstacle_planes", [0.0, 0.0, 1.0, 0.2])
+    with pytest.raises(RbcGoalError, match="obstacle plane 0"):
+        vf.start_goal(PoseGoal([0.0, 0.3, 0.1]))
+    vf.start_goal(PoseGoal([0.0, 0.3, 0.5], timeout=float("inf")))
+    vf.set_param("obstacle_spheres", [0.0, 0.3, 0.5, 0.05])  # dropped onto the running goal
+    assert vf.status().state == ABORTED and "obstacles changed" in vf.status().message
+
+
+def test_goal_behind_a_sphere_is_reached_without_entering_it(model, sim):
+    chain = SerialKinematicChain(model, "base_link", "tcp")
+    q_start = np.array([0.0, 0.5, 0.0, 1.6, 0.0, 1.0, 0.0])
+    q_goal = np.array([1.2, 0.5, 0.0, 1.6, 0.0, 1.0, 0.0])
+    sim.engine.set_joint_state(dict(zip(ARM, q_start, strict=True)))
+    sim.publish_state()
+    start = chain.forward_kinematics(q_start)[:3, 3]
+    target = chain.forward_kinematics(q_goal)
+    center, radius = (start + target[:3, 3]) / 2.0, 0.06
+    assert np.linalg.norm(target[:3, 3] - start) > 4 * radius  # the straight line runs through the sphere
+    vf = sim.coupler.create("VF", "VF0", {"end_link": "tcp", "obstacle_spheres": [*center, radius]})
+    vf.start_goal(PoseGoal(target[:3, 3], matrix_to_quat_xyzw(target[:3, :3]), linear_precision=0.002,
+                           angular_precision=0.02, timeout=30.0))
+    distances: list[float] = []
+    assert sim.run_until(lambda: vf.status().done, 31.0,
+                         each=lambda lp: distances.append(float(np.linalg.norm(lp.engine.link_pose("tcp")[:3, 3]
+                                                                               - center))))
+    st = vf.status()
+    closest = min(distances)
+    print(f"goal behind a sphere of radius {radius} m: closest tcp distance to its center {closest:.4f} m "
+          f"({st.state}: {st.message})")
+    assert st.state == SUCCEEDED, st.message
+    assert closest >= radius, f"the tcp came within {closest:.4f} m of the center of a sphere of radius {radius} m"
+    assert closest < radius + 0.1  # it did go around the sphere, close by, not somewhere else
+    pose = sim.engine.link_pose("tcp")
+    assert np.linalg.norm(pose[:3, 3] - target[:3, 3]) <= 0.002 + 1e-4
