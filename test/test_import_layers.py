@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "robot_core.text": 0,
     "robot_core.yaml_guard": 0,
     "robot_core.parameter_spec": 0,
+    "robot_core.video": 0,
     "robot_core.model": 1,
     "robot_core.physics": 2,
     "robot_core.kinematics": 3,
