@@ -25,6 +25,10 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=MODES, default="topic",
                         help="topic: simulator in its own process (default); embedded: physics in the controller "
                              "manager")
+    parser.add_argument("--record", action=argparse.BooleanOptionalAction, default=True,
+                        help="record the run's topics into run.mcap beside the PNGs (default on; doc/recording.md)")
+    parser.add_argument("--video", action=argparse.BooleanOptionalAction, default=True,
+                        help="render run.mp4 of the run (GIF without an encoder; default on)")
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -37,7 +41,8 @@ def run_cli(args: argparse.Namespace) -> int:
     # Explicit handlers: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still stop the nodes.
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return run_demo(SCENARIOS[args.scenario], Path(args.output), args.mode)
+        return run_demo(SCENARIOS[args.scenario], Path(args.output), args.mode, record=args.record,
+                        video=args.video)
     except BaseException:
         # The interrupt may surface as another exception (e.g. an import it cut short); the nodes are stopped
         # either way by Bringup's context manager.
