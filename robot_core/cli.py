@@ -186,6 +186,8 @@ register("record", "record topics into an MCAP file (ROS 2 profile: ros2 bag, Fo
          _lazy("robot_core.nodes.recorder", "configure_cli"), _lazy("robot_core.nodes.recorder", "run_cli"))
 register("play", "republish an MCAP recording with its timing and /clock",
          _lazy("robot_core.nodes.player", "configure_cli"), _lazy("robot_core.nodes.player", "run_cli"))
+register("view", "live 3D web view of the graph (viser): robot, frames, cameras, controllers, sliders",
+         _lazy("robot_core.nodes.view", "configure_cli"), _lazy("robot_core.nodes.view", "run_cli"))
 register("demo", "run a demo scenario headless (arm, pick_place, drive); writes plots and a summary",
          _lazy("robot_core.demo.cli", "configure_cli"), _lazy("robot_core.demo.cli", "run_cli"))
 

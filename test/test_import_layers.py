@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "robot_core.control": 4,
     "robot_core.rbc": 4,
     "robot_core.rl": 4,
+    "robot_core.view": 4,
     "robot_core.ros": 5,
     "robot_core.nodes": 6,
     "robot_core.bringup": 7,

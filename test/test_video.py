@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("imageio_ffmpeg")
 
-from robot_core.video import VideoError, VideoWriter, count_frames, frame_times  # noqa: E402
+from robot_core.video import VideoError, VideoWriter, count_frames, frame_times
 
 REPO = Path(__file__).resolve().parent.parent
 

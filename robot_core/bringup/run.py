@@ -334,6 +334,9 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", nargs="?", const="run.mcap", default=None, metavar="FILE",
                         help="record the default topics into FILE (default run.mcap) until Ctrl-C "
                              "(robot-core record; doc/recording.md)")
+    parser.add_argument("--view", nargs="?", type=int, const=8080, default=None, metavar="PORT",
+                        help="serve the live web view on http://127.0.0.1:PORT/ (default 8080; robot-core view, "
+                             "doc/view.md)")
 
 
 def plan_from_args(args: argparse.Namespace) -> BringupPlan:
@@ -387,6 +390,12 @@ def run_cli(args: argparse.Namespace) -> int:
 
         recorder = RecorderProcess(args.record)
         progress(f"recording the default topics into {Path(args.record).resolve()}")
+    viewer = None
+    if getattr(args, "view", None) is not None:
+        from robot_core.nodes.view import ViewProcess
+
+        viewer = ViewProcess(args.view, robot=str(plan.options.robot))  # its file: meshes resolve beside it
+        progress(f"web view on {viewer.url}")
     try:
         progress(f"mode {plan.options.mode}, robot {plan.options.robot}, controllers {plan.options.controllers}")
         report = bringup.start()
@@ -414,6 +423,8 @@ def run_cli(args: argparse.Namespace) -> int:
             progress(f"received {signal.Signals(received[0]).name}, stopping")
         if recorder is not None:
             progress(f"recording closed (exit {recorder.stop()}): {recorder.output}")
+        if viewer is not None:
+            viewer.stop()
         codes = bringup.stop()
         progress("stopped (" + ", ".join(f"{n}: {c}" for n, c in codes.items()) + ")")
         for s, handler in old.items():

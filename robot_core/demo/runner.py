@@ -68,9 +68,10 @@ class Scenario:
 
 
 def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str | None = None, *,
-             record: bool = True, video: bool = True) -> int:
+             record: bool = True, video: bool = True, view_port: int | None = None) -> int:
     """Run ``scenario`` with the nodes in ``mode``; ``robot`` overrides the scenario's robot file. ``record``: the
-    run's topics into run.mcap (doc/recording.md); ``video``: run.mp4 of the run (doc/recording.md)."""
+    run's topics into run.mcap (doc/recording.md); ``video``: run.mp4 of the run (doc/recording.md); ``view_port``:
+    the live web view on that port while the demo runs (doc/view.md)."""
     if mode not in scenario.modes:
         print(f"error: scenario '{scenario.name}' runs in mode {' or '.join(scenario.modes)} only, not '{mode}'",
               file=sys.stderr)
@@ -102,6 +103,7 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     wall0 = time.monotonic()
     motion: dict[str, Any] = {}
     recorder = _start_recorder(output) if record else None
+    viewer = _start_view(output, view_port, plan.options.robot) if view_port is not None else None
     try:
         with Bringup(plan, log_dir=output / "logs", progress=lambda m: progress(f"      {m}")) as bringup:
             assert bringup.report is not None
@@ -126,6 +128,8 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
         goals = goals or [GoalOutcome("bringup", "robot-core bringup", False, "failed", str(exc))]
     finally:
         _stop_recorder(recorder, facts)
+        if viewer is not None:
+            viewer.stop()
     facts.update(motion)
     facts["wall_seconds_total"] = round(time.monotonic() - wall0, 1)
     progress(f"[{n_steps}/{n_steps}] writing {output}")
@@ -215,6 +219,16 @@ def _start_recorder(output: Path) -> Any:
 
     (output / "logs").mkdir(parents=True, exist_ok=True)
     return RecorderProcess(output / "run.mcap", log=output / "logs" / "recorder.log")
+
+
+def _start_view(output: Path, port: int, robot: Path) -> Any:
+    """``robot-core view`` on ``port`` for the demo's graph (its output in logs/view.log)."""
+    from robot_core.nodes.view import ViewProcess
+
+    (output / "logs").mkdir(parents=True, exist_ok=True)
+    viewer = ViewProcess(port, robot=str(robot), log=output / "logs" / "view.log")
+    progress(f"      web view on {viewer.url}")
+    return viewer
 
 
 def _stop_recorder(recorder: Any, facts: dict[str, Any]) -> None:
