@@ -37,7 +37,7 @@ def chromium_problem() -> str | None:
 class Browser:
     """One chromedriver process and one headless session; ``close`` ends both."""
 
-    def __init__(self, width: int = 960, height: int = 640) -> None:
+    def __init__(self, width: int = 800, height: int = 600) -> None:
         self.port = free_port()
         self.driver = NodeProcess([shutil.which("chromedriver") or "chromedriver", f"--port={self.port}"],
                                   name="chromedriver")
