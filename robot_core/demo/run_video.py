@@ -72,7 +72,12 @@ def render_video(robot_file: str | Path, joints: Sequence[str], t: np.ndarray, v
     camera.lookat[:] = (lo + hi) / 2.0
     camera.distance = max(0.8, 2.0 * float(np.linalg.norm(hi - lo)))
     camera.azimuth, camera.elevation = 135.0, -22.0
+    # Hundreds of frames on a software rasteriser: no shadow map, reflections or multisampling (each cost several
+    # times the plain frame; doc/sensors.md measured the shadow map alone at 3-14x).
+    model.vis.quality.offsamples = 0
     renderer = mujoco.Renderer(model, height, width)
+    renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
+    renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
     try:
         with VideoWriter(out, fps) as video:
             for k in range(len(times)):
