@@ -182,6 +182,12 @@ def _lazy(module: str, attr: str) -> Callable[[Any], Any]:
 
 register("bringup", "start simulator, controller manager (+ spawners) and RBC; Ctrl-C stops all",
          _lazy("robot_core.bringup.run", "configure_cli"), _lazy("robot_core.bringup.run", "run_cli"))
+register("record", "record topics into an MCAP file (ROS 2 profile: ros2 bag, Foxglove); Ctrl-C stops",
+         _lazy("robot_core.nodes.recorder", "configure_cli"), _lazy("robot_core.nodes.recorder", "run_cli"))
+register("play", "republish an MCAP recording with its timing and /clock",
+         _lazy("robot_core.nodes.player", "configure_cli"), _lazy("robot_core.nodes.player", "run_cli"))
+register("view", "live 3D web view of the graph (viser): robot, frames, cameras, controllers, sliders",
+         _lazy("robot_core.nodes.view", "configure_cli"), _lazy("robot_core.nodes.view", "run_cli"))
 register("demo", "run a demo scenario headless (arm, pick_place, drive); writes plots and a summary",
          _lazy("robot_core.demo.cli", "configure_cli"), _lazy("robot_core.demo.cli", "run_cli"))
 

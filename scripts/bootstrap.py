@@ -54,7 +54,7 @@ CHECK_IMPORTS = [
     "mujoco",
     "robot_core",
 ]
-TOTAL_STEPS = 7
+TOTAL_STEPS = 8
 PACKAGE = "robot_core"
 # What share/robot_core holds (symlinks into the checkout); directories get one link per file, because
 # `ros2 launch` finds launch files with os.walk, which does not descend into a symlinked directory.
@@ -424,6 +424,34 @@ def verify() -> list[str]:
     return ours
 
 
+BROWSER_PACKAGES = ("chromium", "chromium-driver")  # Debian names; the web view's browser test drives them
+
+
+def ensure_browser() -> None:
+    """Headless Chromium and chromedriver for test/test_view_browser.py: apt-installed when missing and this runs
+    as root on a Debian-like system. Never fatal: without them the browser test skips, saying why."""
+    step(8, "browser for the web view's test (Debian packages " + ", ".join(BROWSER_PACKAGES) + ")")
+    if shutil.which("chromium") and shutil.which("chromedriver"):
+        print("      chromium and chromedriver found")
+        return
+    apt = shutil.which("apt-get")
+    if apt is None or os.geteuid() != 0:
+        print("      not installed, and this set-up cannot install them (needs root and apt-get): install "
+              f"{' '.join(BROWSER_PACKAGES)} yourself, or test/test_view_browser.py skips")
+        return
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    log = STAMPS.parent / "apt-browser.log"
+    try:
+        run([apt, "update"], "apt-get update", log=log, env=env)
+        run([apt, "install", "-y", "--no-install-recommends", *BROWSER_PACKAGES], "apt-get install chromium",
+            log=log, env=env)
+    except SetupError as err:
+        print(f"      could not install {' '.join(BROWSER_PACKAGES)} ({err}); test/test_view_browser.py skips "
+              "until they are installed")
+        return
+    print("      installed " + " ".join(BROWSER_PACKAGES))
+
+
 def main() -> int:
     t0 = time.monotonic()
     try:
@@ -441,6 +469,7 @@ def main() -> int:
             problems = verify()
             if problems:
                 raise SetupError("robot_core is still not importable from this checkout: " + "; ".join(problems))
+        ensure_browser()
     except SetupError as err:
         print(f"\nset-up failed: {err}", file=sys.stderr)
         return 1

@@ -54,6 +54,35 @@ def _check_wrench(summary: dict, out) -> None:
     assert plot.shape[0] >= 1100 and plot.shape[1] >= 1000  # three panels at 110 dpi: 11.5 x 12 in
 
 
+def _check_recording_and_video(summary: dict, out) -> None:
+    """run.mcap: every message decodes with mcap_ros2 (a reader that is not ours), log times and joint-state stamps
+    never go backwards; run.mp4: as many frames as the run's simulated seconds at its frame rate."""
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    from robot_core.video import count_frames
+
+    topics: dict[str, int] = {}
+    log_times, stamps = [], []
+    with (out / "run.mcap").open("rb") as f:
+        for _, channel, message, decoded in make_reader(
+                f, decoder_factories=[DecoderFactory()]).iter_decoded_messages():
+            topics[channel.topic] = topics.get(channel.topic, 0) + 1
+            log_times.append(message.log_time)
+            if channel.topic == "/robot_joint_states":
+                stamps.append(decoded.header.stamp.sec + decoded.header.stamp.nanosec * 1e-9)
+    assert {"/robot_joint_states", "/joint_states", "/tf", "/clock", "/robot_description",
+            "/force_torque_sensor_broadcaster/wrench"} <= set(topics), sorted(topics)
+    assert log_times == sorted(log_times) and stamps == sorted(stamps) and stamps[-1] - stamps[0] > 10.0
+    assert summary["recording"]["messages"] == sum(topics.values())
+    video = summary["video"]
+    assert summary["files"]["video"] == str(out / "run.mp4") and video["file"] == str(out / "run.mp4")
+    assert video["frames"] == round(video["run_seconds"] * video["fps"]) == count_frames(out / "run.mp4")
+    assert video["run_seconds"] > 10.0
+    text = (out / "summary.txt").read_text()
+    assert "run.mp4" in text and "run.mcap" in text
+
+
 def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes):
     out, output = _run_demo(tmp_path, processes)
     for step in ("[1/7]", "[3/7]", "[5/7]", "[7/7]"):
@@ -103,6 +132,7 @@ def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes
     table = (np.abs(rgb[..., 0] - 0.4) < 0.2) & (np.abs(rgb[..., 1] - 0.28) < 0.15) & (rgb[..., 2] < 0.25)
     assert table.sum() > 30000, table.sum()  # the table of the world is drawn too (without it: about 4000)
     assert (out / "logs" / "controller_manager.log").is_file()
+    _check_recording_and_video(summary, out)
 
 
 def test_embedded_demo_runs_in_the_world_with_the_camera(tmp_path, processes):

@@ -331,6 +331,12 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="do not echo the nodes' output")
     parser.add_argument("--ready-timeout", type=float, default=120.0, metavar="S",
                         help="seconds to wait for the graph to come up (default 120)")
+    parser.add_argument("--record", nargs="?", const="run.mcap", default=None, metavar="FILE",
+                        help="record the default topics into FILE (default run.mcap) until Ctrl-C "
+                             "(robot-core record; doc/recording.md)")
+    parser.add_argument("--view", nargs="?", type=int, const=8080, default=None, metavar="PORT",
+                        help="serve the live web view on http://127.0.0.1:PORT/ (default 8080; robot-core view, "
+                             "doc/view.md)")
 
 
 def plan_from_args(args: argparse.Namespace) -> BringupPlan:
@@ -378,6 +384,18 @@ def run_cli(args: argparse.Namespace) -> int:
     bringup = Bringup(plan, sink=None if args.quiet else echo, log_dir=Path(args.log_dir) if args.log_dir else None,
                       ready_timeout=args.ready_timeout, stop=stop, progress=progress)
     code = 0
+    recorder = None
+    if getattr(args, "record", None):
+        from robot_core.nodes.recorder import RecorderProcess
+
+        recorder = RecorderProcess(args.record)
+        progress(f"recording the default topics into {Path(args.record).resolve()}")
+    viewer = None
+    if getattr(args, "view", None) is not None:
+        from robot_core.nodes.view import ViewProcess
+
+        viewer = ViewProcess(args.view, robot=str(plan.options.robot))  # its file: meshes resolve beside it
+        progress(f"web view on {viewer.url}")
     try:
         progress(f"mode {plan.options.mode}, robot {plan.options.robot}, controllers {plan.options.controllers}")
         report = bringup.start()
@@ -403,6 +421,10 @@ def run_cli(args: argparse.Namespace) -> int:
     finally:
         if received:
             progress(f"received {signal.Signals(received[0]).name}, stopping")
+        if recorder is not None:
+            progress(f"recording closed (exit {recorder.stop()}): {recorder.output}")
+        if viewer is not None:
+            viewer.stop()
         codes = bringup.stop()
         progress("stopped (" + ", ".join(f"{n}: {c}" for n, c in codes.items()) + ")")
         for s, handler in old.items():

@@ -25,6 +25,12 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=MODES, default="topic",
                         help="topic: simulator in its own process (default); embedded: physics in the controller "
                              "manager")
+    parser.add_argument("--record", action=argparse.BooleanOptionalAction, default=True,
+                        help="record the run's topics into run.mcap beside the PNGs (default on; doc/recording.md)")
+    parser.add_argument("--video", action=argparse.BooleanOptionalAction, default=True,
+                        help="render run.mp4 of the run (GIF without an encoder; default on)")
+    parser.add_argument("--view", nargs="?", type=int, const=8080, default=None, metavar="PORT",
+                        help="serve the live web view on http://127.0.0.1:PORT/ while the demo runs (default 8080)")
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -37,7 +43,8 @@ def run_cli(args: argparse.Namespace) -> int:
     # Explicit handlers: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still stop the nodes.
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return run_demo(SCENARIOS[args.scenario], Path(args.output), args.mode)
+        return run_demo(SCENARIOS[args.scenario], Path(args.output), args.mode, record=args.record,
+                        video=args.video, view_port=args.view)
     except BaseException:
         # The interrupt may surface as another exception (e.g. an import it cut short); the nodes are stopped
         # either way by Bringup's context manager.

@@ -121,13 +121,20 @@ def render_with_fallback(robot_file: str | Path, positions: Mapping[str, float],
     request = json.dumps({"robot": str(robot_file), "positions": dict(positions), "out": str(out),
                           "goal": list(goal) if goal is not None else None, "caption": caption,
                           "world": str(world) if world else None})
+    return run_in_gl_child("robot_core.demo.pose_render", request, backends, timeout)
+
+
+def run_in_gl_child(module: str, request: str, backends: Sequence[str] = GL_BACKENDS,
+                    timeout: float = 120.0) -> dict[str, Any]:
+    """Run ``python -m module request`` with each OpenGL backend until one succeeds; the JSON facts of its last
+    output line plus ``backend``, or RenderError listing what each backend said."""
     failures = []
     for backend in backends:
         env = dict(os.environ, MUJOCO_GL=backend)
         if backend in ("egl", "osmesa"):
             env["PYOPENGL_PLATFORM"] = backend
         try:
-            proc = subprocess.run([sys.executable, "-m", "robot_core.demo.pose_render", request], env=env,
+            proc = subprocess.run([sys.executable, "-m", module, request], env=env,
                                   capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             failures.append(f"{backend}: no answer in {timeout:g} s")

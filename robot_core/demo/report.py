@@ -372,6 +372,16 @@ def summary_text(summary: dict[str, Any]) -> str:
             lines.append(f"  camera: no frame from {camera.get('topic')}: {camera.get('note', 'none received')}")
     if summary.get("world"):
         lines.append(f"  world: {summary['world']}")
+    video = summary.get("video")
+    if video:
+        lines.append(f"  video: {video['frames']} frames at {_fmt(video.get('fps'))} fps = "
+                     f"{_fmt(video.get('run_seconds'), ' s', 4)} of the run ({video.get('encoder')})"
+                     if video.get("frames") else f"  video: none: {video.get('note')}")
+    recording = summary.get("recording")
+    if recording:
+        lines.append(f"  recording: {recording['messages']} messages on {len(recording['topics'])} topics "
+                     "(robot-core play run.mcap, ros2 bag, Foxglove)" if "messages" in recording
+                     else f"  recording: none: {recording.get('note')}")
     for k, v in summary.get("files", {}).items():
         lines.append(f"  {k}: {v}")
     return "\n".join(lines)

@@ -8,9 +8,12 @@ time; a third panel with the measured wrench when the scenario names a ``wrench_
 (MuJoCo offscreen rendering of the final pose; a ``cartesian_goal`` fact is drawn as a green sphere, a YAML
 world's objects where the file puts them), ``camera.png`` (the last frame of the scenario's ``camera_topic``,
 rendered by the simulator node in topic mode and by the controller manager's embedded physics in embedded mode),
-``summary.txt`` / ``summary.json`` (each goal's result, max tracking error, achieved real-time factor, wrench and
-camera) and ``logs/<node>.log``. A scenario's ``world`` is given to the simulator in topic mode and to the
-controller manager in embedded mode. Exit code 0 only when every goal succeeded and every file was written.
+``run.mp4`` (the run replayed through the off-screen renderer, :mod:`robot_core.demo.run_video`; ``run.gif``
+without an encoder), ``run.mcap`` (the default topics of ``robot-core record``, recorded from before bring-up to
+the end of the scenario), ``summary.txt`` / ``summary.json`` (each goal's result, max tracking error, achieved
+real-time factor, wrench, camera, video and recording) and ``logs/<node>.log``. A scenario's ``world`` is given to
+the simulator in topic mode and to the controller manager in embedded mode. Exit code 0 only when every goal
+succeeded and every file was written.
 """
 
 from __future__ import annotations
@@ -64,8 +67,11 @@ class Scenario:
     camera_topic: str | None = None  # sensor_msgs/Image (rgb8) whose last frame is saved as camera.png
 
 
-def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str | None = None) -> int:
-    """Run ``scenario`` with the nodes in ``mode``; ``robot`` overrides the scenario's robot file."""
+def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str | None = None, *,
+             record: bool = True, video: bool = True, view_port: int | None = None) -> int:
+    """Run ``scenario`` with the nodes in ``mode``; ``robot`` overrides the scenario's robot file. ``record``: the
+    run's topics into run.mcap (doc/recording.md); ``video``: run.mp4 of the run (doc/recording.md); ``view_port``:
+    the live web view on that port while the demo runs (doc/view.md)."""
     if mode not in scenario.modes:
         print(f"error: scenario '{scenario.name}' runs in mode {' or '.join(scenario.modes)} only, not '{mode}'",
               file=sys.stderr)
@@ -73,7 +79,8 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     output = output.resolve()
     output.mkdir(parents=True, exist_ok=True)
-    for stale in ("tracking.png", "final_pose.png", "camera.png", "summary.txt", "summary.json"):
+    for stale in ("tracking.png", "final_pose.png", "camera.png", "summary.txt", "summary.json", "run.mcap",
+                  "run.mp4", "run.gif"):
         with contextlib.suppress(FileNotFoundError):
             (output / stale).unlink()
     n_steps = scenario.steps
@@ -94,6 +101,8 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
     log = TrackingLog(scenario.joints)
     wall0 = time.monotonic()
     motion: dict[str, Any] = {}
+    recorder = _start_recorder(output) if record else None
+    viewer = _start_view(output, view_port, plan.options.robot) if view_port is not None else None
     try:
         with Bringup(plan, log_dir=output / "logs", progress=lambda m: progress(f"      {m}")) as bringup:
             assert bringup.report is not None
@@ -111,14 +120,21 @@ def run_demo(scenario: Scenario, output: Path, mode: str = "topic", robot: str |
                 goals.append(GoalOutcome("demo set-up", "ROS graph", False, "failed", str(exc)))
             finally:
                 demo.shutdown()
+                _stop_recorder(recorder, facts)
             progress(f"[{n_steps - 1}/{n_steps}] stopping the nodes")
     except (BringupError, OSError) as exc:
         progress(f"      bringup FAILED: {exc}")
         goals = goals or [GoalOutcome("bringup", "robot-core bringup", False, "failed", str(exc))]
+    finally:
+        _stop_recorder(recorder, facts)
+        if viewer is not None:
+            viewer.stop()
     facts.update(motion)
     facts["wall_seconds_total"] = round(time.monotonic() - wall0, 1)
     progress(f"[{n_steps}/{n_steps}] writing {output}")
-    facts["files"] = _write_outputs(log, output, plan.options.robot, facts, goals, plan.options.world)
+    facts["files"] = _write_outputs(log, output, plan.options.robot, facts, goals, plan.options.world, video)
+    if "recording" in facts:
+        facts["files"]["recording"] = str(output / "run.mcap")
     _sensor_facts(scenario, log, facts)
     own: dict[str, str] = {}
     if scenario.outputs is not None:
@@ -195,8 +211,61 @@ def _sensor_facts(scenario: Scenario, log: TrackingLog, facts: dict[str, Any]) -
         facts["camera"] = camera
 
 
+def _start_recorder(output: Path) -> Any:
+    """``robot-core record`` of the default topics into ``output/run.mcap``, before the graph comes up."""
+    from robot_core.nodes.recorder import RecorderProcess
+
+    (output / "logs").mkdir(parents=True, exist_ok=True)
+    return RecorderProcess(output / "run.mcap", log=output / "logs" / "recorder.log")
+
+
+def _start_view(output: Path, port: int, robot: Path) -> Any:
+    """``robot-core view`` on ``port`` for the demo's graph (its output in logs/view.log)."""
+    from robot_core.nodes.view import ViewProcess
+
+    (output / "logs").mkdir(parents=True, exist_ok=True)
+    viewer = ViewProcess(port, robot=str(robot), log=output / "logs" / "view.log")
+    progress(f"      web view on {viewer.url}")
+    return viewer
+
+
+def _stop_recorder(recorder: Any, facts: dict[str, Any]) -> None:
+    """Close run.mcap (once) and put what it holds into the facts."""
+    if recorder is None or "recording" in facts:
+        return
+    code = recorder.stop()
+    from robot_core.ros.recording import RecordingError, scan_recording
+
+    try:
+        index = scan_recording(recorder.output)
+        facts["recording"] = {"file": str(recorder.output), "messages": index.messages,
+                              "topics": sorted(c.topic for c in index.channels.values())}
+    except (RecordingError, OSError) as exc:
+        facts["recording"] = {"file": str(recorder.output), "note": f"recorder exit {code}: {exc}"}
+
+
+def _write_video(log: TrackingLog, output: Path, robot_file: Path, facts: dict[str, Any], goals: list[GoalOutcome],
+                 world: Path | None, goal: Any) -> str | None:
+    """run.mp4 (run.gif without an encoder) of the actual joint positions over the run; its path, or None."""
+    from robot_core.demo.pose_render import RenderError
+    from robot_core.demo.run_video import render_video_with_fallback
+
+    t, values = log.actual()
+    if t.size == 0:
+        facts["video"] = {"note": "no joint states were recorded"}
+        return None
+    try:
+        facts["video"] = render_video_with_fallback(robot_file, log.joints, t, values, output / "run.mp4",
+                                                    world=world, goal=goal)
+    except RenderError as exc:
+        facts["video"] = {"note": str(exc)}
+        goals.append(GoalOutcome("video", "MuJoCo offscreen", False, "failed", str(exc)))
+        return None
+    return str(facts["video"]["file"])
+
+
 def _write_outputs(log: TrackingLog, output: Path, robot_file: Path, facts: dict[str, Any],
-                   goals: list[GoalOutcome], world_file: Path | None = None) -> dict[str, str]:
+                   goals: list[GoalOutcome], world_file: Path | None = None, video: bool = True) -> dict[str, str]:
     from robot_core.demo.pose_render import RenderError, render_with_fallback
 
     files: dict[str, str] = {}
@@ -219,6 +288,8 @@ def _write_outputs(log: TrackingLog, output: Path, robot_file: Path, facts: dict
     except RenderError as exc:
         facts["gl_backend"] = f"none: {exc}"
         goals.append(GoalOutcome("rendering", "MuJoCo offscreen", False, "failed", str(exc)))
+    if video and (path := _write_video(log, output, robot_file, facts, goals, world, goal)):
+        files["video"] = path
     frame = log.camera_frame()
     if frame is not None:
         image = write_camera_frame(frame[1], output / "camera.png")

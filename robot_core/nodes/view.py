@@ -1,0 +1,403 @@
+"""``robot-core view``: the live web view of a running graph (simulated or real), served by viser on a local port.
+
+What it reads and draws (doc/view.md): the robot's shapes from ``/robot_description`` (or ``--robot``), posed
+from ``/tf`` + ``/tf_static`` (or, where no link is on /tf, from ``/joint_states`` through the description's
+kinematics); frames on /tf that are not links (sensors, world objects) as labelled axes; every
+``sensor_msgs/Image`` (rgb8/bgr8/mono8) in a Cameras panel; every ``geometry_msgs/WrenchStamped`` as a force arrow
+at its frame; the joint trajectory controller's reference as the goal path and the tool's path as traced. The
+panel lists the controllers (``list_controllers`` every 2 s), has pause / resume / step / reset buttons for the
+simulator, and sliders for the joints of every active forward position controller (published on its
+``~/commands``). Until the graph is there it says what it waits for, on the page and on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FORWARD_POSITION_TYPES = ("position_controllers/JointGroupPositionController",
+                          "forward_command_controller/ForwardCommandController")
+DRAW_PERIOD = 1.0 / 30.0
+WAIT_REPORT_PERIOD = 5.0
+STEP_SIZE = 10
+
+
+class ViewNode:
+    """The rclpy side of the view: subscriptions, service clients and the drawing timer around a ViewPage."""
+
+    def __init__(self, context: Any, *, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1",
+                 name: str = "robot_core_view") -> None:
+        import rclpy
+        from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import String
+        from tf2_msgs.msg import TFMessage
+
+        from robot_core.view.page import ViewPage
+        from robot_core.view.transforms import TransformTree
+
+        self.node = rclpy.create_node(name, context=context)
+        self.tree = TransformTree()
+        self._lock = threading.Lock()
+        self.robot = None
+        self.engine: Any = None
+        self.tool_link: str | None = None
+        self.joint_positions: dict[str, float] = {}
+        self._joint_stamp = 0.0
+        self.controllers: list[Any] = []
+        self._slider_key: tuple = ()
+        self._pubs: dict[str, Any] = {}
+        self._subs: dict[str, Any] = {}
+        self._wrench: dict[str, tuple[str, np.ndarray]] = {}
+        self._reference: list[np.ndarray] = []
+        self.last_placed = 0
+        self.source = "nothing yet"
+        self._said_source = ""
+        self.page = ViewPage([], host=host, port=port, on_sim_button=self._sim_button, on_sliders=self._sliders)
+        self.port = self.page.port
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        tf_static = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                               durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        n = self.node
+        fast = ReentrantCallbackGroup()
+        n.create_subscription(TFMessage, "/tf", self._on_tf, 100, callback_group=fast)
+        n.create_subscription(TFMessage, "/tf_static", self._on_tf, tf_static, callback_group=fast)
+        n.create_subscription(JointState, "/joint_states", self._on_joints, qos_profile_sensor_data,
+                              callback_group=fast)
+        if robot:
+            self._set_robot(robot)
+        else:
+            n.create_subscription(String, "/robot_description", lambda m: self._set_robot(m.data), latched)
+        from controller_manager_msgs.srv import ListControllers
+        from robot_core_interfaces.srv import ResetSimulation, StepSimulation
+        from std_srvs.srv import Trigger
+
+        services = MutuallyExclusiveCallbackGroup()
+        self._list = n.create_client(ListControllers, "/controller_manager/list_controllers",
+                                     callback_group=services)
+        self._sim = {"pause": n.create_client(Trigger, "/simulator/pause", callback_group=services),
+                     "resume": n.create_client(Trigger, "/simulator/resume", callback_group=services),
+                     "step": n.create_client(StepSimulation, "/simulator/step", callback_group=services),
+                     "reset": n.create_client(ResetSimulation, "/simulator/reset", callback_group=services)}
+        self._pending_list: Any = None
+        self._waiting_since = time.monotonic()
+        self._last_wait_report = 0.0
+        n.create_timer(DRAW_PERIOD, self.draw, callback_group=MutuallyExclusiveCallbackGroup())
+        n.create_timer(1.0, self._discover, callback_group=MutuallyExclusiveCallbackGroup())
+        n.create_timer(2.0, self._poll_controllers, callback_group=services)
+        print(f"robot_core view: http://{host}:{self.port}/", flush=True)
+
+    # --- inputs ---------------------------------------------------------------------------------------------------
+    def _set_robot(self, description: str) -> None:
+        from robot_core.model import load_robot
+        from robot_core.model.robot_model import RobotModelError
+        from robot_core.physics.engine import PhysicsEngine
+        from robot_core.view.scene import robot_shapes
+
+        try:
+            robot = load_robot(description)
+            shapes = robot_shapes(robot)
+            engine = PhysicsEngine(robot)
+        except (RobotModelError, OSError, ValueError) as exc:
+            self.node.get_logger().error(f"cannot draw the robot description: {exc}")
+            self.page.show_status(f"**cannot draw the robot description**: {exc}")
+            return
+        with self._lock:
+            self.robot, self.engine = robot, engine
+            leaves = [leaf for leaf in robot.leaf_links() if leaf != robot.root_link]
+            self.tool_link = max(leaves, key=lambda leaf: len(robot.chain(robot.root_link, leaf)), default=None)
+        self.page.set_shapes(shapes)
+        # Frame the links that have a shape (a bare frame such as rc_arm's scene camera, 1.5 m off, would shrink
+        # the robot), as final_pose.png does.
+        shaped = {shape.link for shape in shapes}
+        pts = np.array([p[:3, 3] for n, p in engine.link_poses().items() if n in shaped or not shaped])
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        self.page.look_at((lo + hi) / 2, max(0.8, 1.6 * float(np.linalg.norm(hi - lo))))
+        print(f"robot_core view: drawing '{robot.name}' ({len(shapes)} shapes on {len(self.page.links)} links)",
+              flush=True)
+
+    def _on_tf(self, msg: Any) -> None:
+        from robot_core.view.transforms import pose_matrix
+
+        for t in msg.transforms:
+            tr, q = t.transform.translation, t.transform.rotation
+            self.tree.set(t.header.frame_id, t.child_frame_id, pose_matrix((tr.x, tr.y, tr.z), (q.x, q.y, q.z, q.w)))
+
+    def _on_joints(self, msg: Any) -> None:
+        with self._lock:
+            for name, q in zip(msg.name, msg.position, strict=False):
+                self.joint_positions[name] = float(q)
+            self._joint_stamp = time.monotonic()
+
+    def _discover(self) -> None:
+        """Subscribe to camera images and wrenches as they appear."""
+        from geometry_msgs.msg import WrenchStamped
+        from rclpy.qos import qos_profile_sensor_data
+        from sensor_msgs.msg import Image
+
+        for topic, types in self.node.get_topic_names_and_types():
+            if topic in self._subs:
+                continue
+            if "sensor_msgs/msg/Image" in types and not topic.endswith("depth/image_raw"):
+                self._subs[topic] = self.node.create_subscription(
+                    Image, topic, lambda m, t=topic: self._on_image(t, m), qos_profile_sensor_data)
+            elif "geometry_msgs/msg/WrenchStamped" in types:
+                self._subs[topic] = self.node.create_subscription(
+                    WrenchStamped, topic, lambda m, t=topic: self._on_wrench(t, m), 10)
+            elif topic.endswith("/controller_state") and \
+                    "control_msgs/msg/JointTrajectoryControllerState" in types:
+                from control_msgs.msg import JointTrajectoryControllerState
+
+                self._subs[topic] = self.node.create_subscription(
+                    JointTrajectoryControllerState, topic, self._on_jtc_state, 10)
+
+    def _on_image(self, topic: str, m: Any) -> None:
+        if m.encoding not in ("rgb8", "bgr8", "mono8") or m.height < 1 or m.width < 1:
+            return
+        channels = 1 if m.encoding == "mono8" else 3
+        raw = np.frombuffer(bytes(m.data), np.uint8)
+        if raw.size < m.height * m.step:
+            return
+        img = raw[:m.height * m.step].reshape(m.height, m.step)[:, :channels * m.width].reshape(m.height, m.width,
+                                                                                               channels)
+        img = np.repeat(img, 3, axis=2) if channels == 1 else (img[..., ::-1] if m.encoding == "bgr8" else img)
+        self.page.show_image(topic, np.ascontiguousarray(img))
+
+    def _on_wrench(self, topic: str, m: Any) -> None:
+        f = m.wrench.force
+        self._wrench[topic] = (m.header.frame_id, np.array([f.x, f.y, f.z]))
+
+    def _on_jtc_state(self, m: Any) -> None:
+        """The reference (desired) joint positions, turned into the tool's desired position: the goal path."""
+        with self._lock:
+            if self.engine is None or self.tool_link is None or not m.reference.positions:
+                return
+            q = dict(zip(m.joint_names, m.reference.positions, strict=False))
+            point = self._fk({**self.joint_positions, **q}).get(self.tool_link)
+            if point is None:
+                return
+            self._reference.append(point[:3, 3].copy())
+            del self._reference[:-500]
+            pts = np.array(self._reference)
+        if len(pts) >= 2 and np.linalg.norm(pts[-1] - pts[-2]) > 1e-4:
+            self.page.show_goal(pts)
+
+    def _fk(self, positions: dict[str, float]) -> dict[str, np.ndarray]:
+        import mujoco
+
+        known = {k: v for k, v in positions.items() if k in self.engine.joint_names}
+        self.engine.set_joint_state(known)
+        mujoco.mj_kinematics(self.engine.model, self.engine.data)
+        return self.engine.link_poses()
+
+    # --- drawing --------------------------------------------------------------------------------------------------
+    def draw(self) -> None:
+        """Pose every link (from /tf, else from joint states), the other frames, arrows and the tool path."""
+        links = set(self.page.links)
+        poses = self.tree.poses()
+        on_tf = links & set(poses)
+        if self.robot is not None and self.robot.root_link in poses:
+            root = poses[self.robot.root_link]
+        else:
+            root = None
+        if on_tf and root is not None:
+            self.source = "/tf"
+        elif self.engine is not None and self.joint_positions:
+            with self._lock:
+                fk = self._fk(dict(self.joint_positions))
+            placement = root if root is not None else np.eye(4)
+            poses = {**poses, **{k: placement @ v for k, v in fk.items()}}
+            self.source = "/joint_states + the description"
+        else:
+            self._report_waiting(links, poses)
+            return
+        placed = self.page.show_link_poses(poses)
+        if (placed, self.source) != (self.last_placed, self._said_source):
+            print(f"robot_core view: {placed} of {len(links)} links posed from {self.source}", flush=True)
+            self._said_source = self.source
+        self.last_placed = placed
+        others = {f: p for f, p in poses.items() if f not in links and self.robot is not None
+                  and f not in self.robot.links}
+        if others:
+            self.page.show_frames(others)
+        for topic, (frame, force) in list(self._wrench.items()):
+            if frame in poses:
+                m = poses[frame]
+                self.page.show_arrow(topic, m[:3, 3], m[:3, :3] @ force, (230, 60, 40))
+        if self.tool_link and self.tool_link in poses:
+            self.page.trace(poses[self.tool_link][:3, 3])
+        self.page.show_status(f"**{self.robot.name if self.robot else 'robot'}**: {self.last_placed} links posed "
+                              f"from {self.source}")
+
+    def _report_waiting(self, links: set[str], poses: dict[str, np.ndarray]) -> None:
+        missing = []
+        if self.robot is None:
+            missing.append("/robot_description (or start with --robot FILE)")
+        if not poses and not self.joint_positions:
+            missing.append("/tf or /joint_states")
+        elif self.robot is not None and not (links & set(poses)) and not self.joint_positions:
+            missing.append(f"the robot's links on /tf (have {len(poses)} other frames) or /joint_states")
+        text = "waiting for " + " and ".join(missing or ["the first poses"])
+        self.page.show_status(f"**{text}**")
+        now = time.monotonic()
+        if now - self._last_wait_report > WAIT_REPORT_PERIOD:
+            self._last_wait_report = now
+            print(f"robot_core view: {text} ({now - self._waiting_since:.0f} s)", flush=True)
+
+    # --- controllers, simulator, sliders ------------------------------------------------------------------------
+    def _poll_controllers(self) -> None:
+        from controller_manager_msgs.srv import ListControllers
+
+        if self._pending_list is not None and not self._pending_list.done():
+            return
+        if not self._list.service_is_ready():
+            self.page.show_controllers([])
+            return
+        self._pending_list = self._list.call_async(ListControllers.Request())
+        self._pending_list.add_done_callback(self._on_controllers)
+
+    def _on_controllers(self, future: Any) -> None:
+        from robot_core.view.page import SliderJoint
+
+        try:
+            result = future.result()
+        except Exception:  # the service went away meanwhile: try again at the next poll
+            return
+        if result is None:
+            return
+        self.controllers = list(result.controller)
+        self.page.show_controllers([(c.name, c.type, c.state) for c in self.controllers])
+        groups: dict[str, list[str]] = {}
+        for c in self.controllers:
+            if c.state == "active" and c.type in FORWARD_POSITION_TYPES:
+                names = list(c.required_command_interfaces) or list(c.claimed_interfaces)
+                if names and all(i.endswith("/position") for i in names):
+                    groups[c.name] = [i.rsplit("/", 1)[0] for i in names]
+        key = tuple((k, tuple(v)) for k, v in sorted(groups.items()))
+        if key == self._slider_key:
+            return
+        self._slider_key = key
+        sliders = []
+        for controller, joints in groups.items():
+            for j in joints:
+                joint = self.robot.joints.get(j) if self.robot is not None else None
+                lim = joint.limit if joint is not None else None
+                lo = lim.lower if lim is not None and lim.lower is not None else -np.pi
+                hi = lim.upper if lim is not None and lim.upper is not None else np.pi
+                sliders.append((controller, SliderJoint(j, float(lo), float(hi))))
+        self.page.set_sliders(sliders, dict(self.joint_positions))
+
+    def _sliders(self, controller: str, values: list[float]) -> None:
+        from std_msgs.msg import Float64MultiArray
+
+        pub = self._pubs.get(controller)
+        if pub is None:
+            pub = self._pubs[controller] = self.node.create_publisher(Float64MultiArray, f"/{controller}/commands", 10)
+        pub.publish(Float64MultiArray(data=[float(v) for v in values]))
+
+    def _sim_button(self, name: str) -> None:
+        from robot_core_interfaces.srv import ResetSimulation, StepSimulation
+        from std_srvs.srv import Trigger
+
+        client = self._sim[name]
+        if not client.service_is_ready():
+            self.page.show_status(f"**{name}**: no simulator answers /simulator/{name} (a real robot?)")
+            return
+        request = {"step": lambda: StepSimulation.Request(steps=STEP_SIZE),
+                   "reset": ResetSimulation.Request}.get(name, Trigger.Request)()
+        client.call_async(request)
+        if name == "reset":
+            self.page.clear_path()
+
+
+def configure_cli(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", default=None, metavar="FILE",
+                        help="robot description to draw (default: the /robot_description topic)")
+    parser.add_argument("--port", type=int, default=8080, help="web server port (default 8080; 0: any free port)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1 only)")
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    return serve(robot=args.robot, port=args.port, host=args.host)
+
+
+def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1",
+          stop: threading.Event | None = None) -> int:
+    """Serve the view until SIGINT/SIGTERM (or ``stop``)."""
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import MultiThreadedExecutor
+
+    stop = stop or threading.Event()
+    old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    if robot and not Path(robot).is_file():
+        print(f"error: --robot {robot}: no such file", file=sys.stderr)
+        return 2
+    context = Context()
+    rclpy.init(context=context)
+    view = None
+    executor = MultiThreadedExecutor(num_threads=3, context=context)
+    try:
+        view = ViewNode(context, robot=robot, port=port, host=host)
+        executor.add_node(view.node)
+        spinner = threading.Thread(target=executor.spin, daemon=True, name="view-executor")
+        spinner.start()
+        stop.wait()
+    finally:
+        executor.shutdown(timeout_sec=2)
+        if view is not None:
+            view.page.stop()
+            view.node.destroy_node()
+        context.try_shutdown()
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m robot_core.nodes.view", description=__doc__.splitlines()[0])
+    configure_cli(parser)
+    return run_cli(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+class ViewProcess:
+    """``robot-core view`` as a child process (bringup --view, demo --view), stopped with the graph."""
+
+    def __init__(self, port: int = 8080, *, robot: str | None = None, log: Path | None = None) -> None:
+        import subprocess
+
+        argv = [sys.executable, "-m", "robot_core.nodes.view", "--port", str(port)]
+        if robot:
+            argv += ["--robot", str(robot)]
+        self.url = f"http://127.0.0.1:{port}/"
+        sink = log.open("w") if log is not None else None
+        self.proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT if sink else None,
+                                     start_new_session=True)
+        if sink is not None:
+            sink.close()
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        import subprocess
+
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        return self.proc.returncode

@@ -1,0 +1,121 @@
+"""The web view's parts without a browser: the transform tree, the robot's shapes from its MuJoCo model, the page's
+server; and over DDS, `robot-core view` started before any graph (it says what it waits for), then fed by a
+"real robot" (a test node publishing /robot_description and /tf, no simulator)."""
+
+from __future__ import annotations
+
+import math
+import sys
+import urllib.request
+from typing import Any
+
+import numpy as np
+import pytest
+from robot_files import URDF_DIR
+from ros_harness import NodeProcess, RosTestContext, wait_for
+
+from robot_core.view.transforms import TransformTree, matrix_wxyz, pose_matrix
+
+pytest.importorskip("viser")
+
+
+def _rz(angle: float, xyz=(0.0, 0.0, 0.0)) -> np.ndarray:
+    return pose_matrix(xyz, (0.0, 0.0, math.sin(angle / 2), math.cos(angle / 2)))
+
+
+def test_tree_composes_chains_in_the_root_frame() -> None:
+    tree = TransformTree()
+    tree.set("world", "base", _rz(0.0, (1.0, 0.0, 0.0)))
+    tree.set("base", "link1", _rz(math.pi / 2, (0.0, 0.0, 0.5)))
+    tree.set("link1", "tool", _rz(0.0, (0.3, 0.0, 0.0)))
+    tree.set("/elsewhere", "orphan", np.eye(4))  # a smaller tree: left out
+    poses = tree.poses()
+    assert set(poses) == {"world", "base", "link1", "tool"}
+    np.testing.assert_allclose(poses["tool"][:3, 3], [1.0, 0.3, 0.5], atol=1e-12)
+    tree.set("tool", "base", np.eye(4))  # a loop does not hang
+    assert isinstance(tree.poses(), dict)
+
+
+def test_quaternion_round_trip() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        m = pose_matrix((0, 0, 0), tuple(q))  # x y z w
+        w, x, y, z = matrix_wxyz(m)
+        assert np.allclose([x, y, z, w], q, atol=1e-9) or np.allclose([x, y, z, w], -q, atol=1e-9)
+
+
+def test_shapes_of_the_arm_are_on_its_links_with_its_colours() -> None:
+    from robot_core.model import load_robot
+    from robot_core.view.scene import robot_shapes
+
+    robot = load_robot(str(URDF_DIR / "rc_arm.urdf"))
+    shapes = robot_shapes(robot)
+    assert {s.link for s in shapes} <= set(robot.links)
+    assert {"link1", "link7"} <= {s.link for s in shapes}
+    orange = [s for s in shapes if s.color[0] > 0.9 and 0.4 < s.color[1] < 0.5 and s.color[2] < 0.15]
+    assert orange, [s.color for s in shapes]
+    for s in shapes:
+        assert s.vertices.ndim == 2 and s.vertices.shape[1] == 3 and np.isfinite(s.vertices).all()
+        assert s.faces.max() < len(s.vertices)
+        assert np.abs(s.vertices).max() < 1.0  # in the link's frame, not the world's
+
+
+def test_page_serves_its_client_and_sends_only_moved_links() -> None:
+    from browser import free_port
+
+    from robot_core.model import load_robot
+    from robot_core.view.page import ViewPage
+    from robot_core.view.scene import robot_shapes
+
+    page = ViewPage(robot_shapes(load_robot(str(URDF_DIR / "planar2.urdf"))), port=free_port())
+    try:
+        html = urllib.request.urlopen(f"http://127.0.0.1:{page.port}/", timeout=30).read().decode()
+        assert "<html" in html.lower()
+        poses = {link: np.eye(4) for link in page.links}
+        assert page.show_link_poses(poses) == len(page.links)
+        assert page.show_link_poses({"not_a_link": np.eye(4)}) == 0
+    finally:
+        page.stop()
+
+
+@pytest.mark.ros
+def test_view_waits_for_the_graph_then_draws_a_real_robots_tf(ros: RosTestContext) -> None:
+    from browser import free_port
+    from geometry_msgs.msg import TransformStamped
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+    from tf2_msgs.msg import TFMessage
+
+    view = NodeProcess([sys.executable, "-m", "robot_core.cli", "view", "--port", str(free_port())], name="view")
+    with view:
+        view.wait_for_output("waiting for /robot_description (or start with --robot FILE) and /tf or /joint_states",
+                             timeout=60)
+        node = ros.node("real_robot")
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        node.create_publisher(String, "/robot_description", latched).publish(
+            String(data=(URDF_DIR / "planar2.urdf").read_text()))
+        tf = node.create_publisher(TFMessage, "/tf", 10)
+        view.wait_for_output("drawing 'planar2'", timeout=60)
+
+        def frame(parent: str, child: str, m: np.ndarray) -> Any:
+            t = TransformStamped()
+            t.header.frame_id, t.child_frame_id = parent, child
+            t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = m[:3, 3]
+            w, x, y, z = matrix_wxyz(m)
+            t.transform.rotation.x, t.transform.rotation.y, t.transform.rotation.z, t.transform.rotation.w = x, y, z, w
+            return t
+
+        from robot_core.model import load_robot
+
+        robot = load_robot(str(URDF_DIR / "planar2.urdf"))
+        msg = TFMessage(transforms=[frame(j.parent, j.child, np.eye(4)) for j in robot.joints.values()]
+                        + [frame("world", robot.root_link, np.eye(4))])
+
+        def posed() -> bool:
+            tf.publish(msg)
+            return "links posed from /tf" in view.output()
+
+        wait_for(posed, 60, "the view to pose the links from /tf", poll=0.2)
