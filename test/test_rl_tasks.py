@@ -141,7 +141,7 @@ def test_batched_autoreset_and_truncation():
     zeros = np.zeros((3, 2), dtype=np.float32)
     for step in range(200):
         obs, reward, terminated, truncated, _ = batch.step(zeros)
-        assert truncated.all() == (step == 199)
+        assert truncated.all() == (step == 199) and not terminated.any()
     obs, reward, _terminated, truncated, _ = batch.step(zeros)  # the autoreset step
     assert np.all(reward == 0) and not truncated.any()
     assert not np.array_equal(obs, first)  # the generators moved on: new boxes
