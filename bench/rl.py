@@ -34,14 +34,16 @@ import robot_core.rl
 from robot_core.rl import CARTPOLE_ID, PUSHING_ROBOT_ID, REACH_ID
 
 
-def per_call(fn, calls: int, repeats: int = 5) -> float:
-    """Best-of-``repeats`` seconds per call of ``fn`` (the least disturbed window on a shared machine)."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - start) / calls)
+def per_call(fns: list, calls: int, rounds: int = 9) -> list[float]:
+    """Seconds per call of each of ``fns``: windows of ``calls`` calls taken in turn, ``rounds`` times, the best
+    window of each kept. Interleaving puts a figure and its anchor under the same load on a shared machine."""
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / calls)
     return best
 
 
@@ -77,9 +79,7 @@ def step_rows(calls: int) -> None:
         # The episode limit does not matter here: a falling pole keeps stepping as physics.
         for label, fn in ((f"{env_id} (unwrapped)", lambda u=unwrapped, a=action: u.step(a)),
                           (f"{env_id} (gym.make)", lambda w=wrapped, a=action: _step_wrapped(w, a))):
-            t_env = per_call(fn, calls)
-            t_loop = per_call(raw_loop, calls)
-            t_nstep = per_call(raw_nstep, calls)
+            t_env, t_loop, t_nstep = per_call([fn, raw_loop, raw_nstep], calls)
             print(f"{label:<44}{t_env * 1e6:>10.1f}{t_loop * 1e6:>10.1f}{t_env / t_loop:>8.2f}"
                   f"{t_nstep * 1e6:>10.1f}{t_env / t_nstep:>8.2f}")
         wrapped.close()
@@ -108,8 +108,7 @@ def batched_rows(calls: int) -> None:
                 d.ctrl[:] = c
                 mujoco.mj_step(m, d, nstep=skip)
 
-        t_batch = per_call(lambda b=batch, a=actions: b.step(a), max(1, calls // n))
-        t_raw = per_call(raw, max(1, calls // n))
+        t_batch, t_raw = per_call([lambda b=batch, a=actions: b.step(a), raw], max(1, calls // n))
         print(f"{f'N = {n} ({batch.unwrapped.nthread} threads)':<44}{t_batch * 1e6:>10.1f}{t_raw * 1e6:>11.1f}"
               f"{t_raw / t_batch:>9.2f}{n / t_batch:>13.0f}")
         batch.close()
@@ -125,8 +124,7 @@ def render_rows(calls: int) -> None:
         renderer.update_scene(d, camera="rail_camera")
         renderer.render()
 
-    t_env = per_call(lambda: env.observe_image(d), calls)
-    t_raw = per_call(raw, calls)
+    t_env, t_raw = per_call([lambda: env.observe_image(d), raw], calls)
     print(f"\n{'visual cart-pole observation':<44}{'env us':>10}{'Renderer us':>12}{'ratio':>8}")
     print(f"{f'{env.image_width} x {env.image_height} RGB, rail camera':<44}{t_env * 1e6:>10.1f}{t_raw * 1e6:>12.1f}"
           f"{t_env / t_raw:>8.2f}")
@@ -170,7 +168,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls per window")
     parser.add_argument("--no-ppo", action="store_true", help="skip the PPO row (needs stable-baselines3)")
     args = parser.parse_args()
-    calls = 200 if args.quick else 1000
+    calls = 50 if args.quick else 200
     print(f"robot_core.rl benchmark: MuJoCo {mujoco.__version__}, {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f}, MUJOCO_GL={os.environ.get('MUJOCO_GL')}")
     assert robot_core.rl.ENVIRONMENTS

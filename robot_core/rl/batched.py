@@ -48,7 +48,9 @@ class BatchedEnv(VectorEnv):
         self.render_mode = self.env.render_mode
         m = self.env.model
         self._nq, self._nv = m.nq, m.nv
-        self.nthread = min(self.num_envs, os.cpu_count() or 1) if nthread is None else int(nthread)
+        if nthread is None:  # one env: on the calling thread, no hand-over to a pool
+            nthread = min(self.num_envs, os.cpu_count() or 1) if self.num_envs > 1 else 0
+        self.nthread = int(nthread)
         self._rollout = mujoco.rollout.Rollout(nthread=self.nthread)
         self._scratch = [mujoco.MjData(m) for _ in range(max(1, self.nthread))]
         nstate = mujoco.mj_stateSize(m, STATE_SPEC)
