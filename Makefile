@@ -5,10 +5,14 @@ VENV := $(or $(ROBOT_CORE_VENV),.venv)
 PY := $(VENV)/bin/python
 export PYTHON
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup setup-rllib demo test lint bench clean
 
 setup:
 	@sh scripts/setup.sh
+
+# Ray RLlib (optional, heavy: ~300 MB): requirements/rllib.txt on top of the default venv; bench/rl_rllib.py uses it.
+setup-rllib: setup
+	@$(PY) -m pip install --progress-bar off -r requirements/rllib.txt || { echo "set-up of Ray RLlib failed (see pip's message above); robot_core works without it" >&2; exit 1; }
 
 demo: setup
 	@$(PY) -m robot_core.demo

@@ -190,6 +190,8 @@ register("view", "live 3D web view of the graph (viser): robot, frames, cameras,
          _lazy("robot_core.nodes.view", "configure_cli"), _lazy("robot_core.nodes.view", "run_cli"))
 register("demo", "run a demo scenario headless (arm, pick_place, drive); writes plots and a summary",
          _lazy("robot_core.demo.cli", "configure_cli"), _lazy("robot_core.demo.cli", "run_cli"))
+register("run-env", "list, run, record or train (PPO) the RL environments: random, keyboard, heuristic policies",
+         _lazy("robot_core.rl.run_env", "configure_cli"), _lazy("robot_core.rl.run_env", "run_cli"))
 
 
 # --- entry point ------------------------------------------------------------------------------------------------

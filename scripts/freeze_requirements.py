@@ -11,10 +11,15 @@ from pathlib import Path
 HEADER = """\
 # Pinned environment for robot_core on a machine with no ROS 2 distribution (CPython 3.11):
 # ROS 2 Kilted PyPI wheels (rclpy + Fast DDS RMW + message packages + rosidl generators),
-# MuJoCo, build tools, and the test tools (Pinocchio and example-robot-data are test oracles).
+# MuJoCo, build tools, the test tools (Pinocchio and example-robot-data are test oracles) and the RL training
+# stack (stable-baselines3, torch 2.13.0 CPU, imageio + imageio-ffmpeg).
 # Regenerate with: .venv/bin/python scripts/freeze_requirements.py
 """
 SKIP = {"pip", "robot-core", "robot_core"}
+# The optional Ray RLlib packages (make setup-rllib) have their own list and stay out of venv.txt.
+OPTIONAL = Path(__file__).resolve().parent.parent / "requirements" / "rllib.txt"
+SKIP |= {line.split("==")[0].strip().lower() for line in OPTIONAL.read_text().splitlines()
+         if line.strip() and not line.startswith("#")} if OPTIONAL.is_file() else set()
 
 pins = set()
 for dist in metadata.distributions():

@@ -194,3 +194,16 @@ def test_example_script_runs_episodes_and_saves_a_frame(report, tmp_path):
     img = np.asarray(Image.open(frame))
     report("example_frame", f"{frame.name} {img.shape} {img.dtype}, pixel std {img.std():.1f}")
     assert img.shape == (360, 480, 3) and img.std() > 5.0
+
+
+@pytest.mark.parametrize(("action_type", "seeds"), [("torque", (0, 2, 3)), ("velocity", (0, 1, 2, 3))])
+def test_heuristic_reaches_the_target(action_type, seeds):
+    env = gym.make(REACH_ID, action_type=action_type)
+    for seed in seeds:
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            obs, _, terminated, truncated, info = env.step(env.unwrapped.heuristic_action(obs))
+            done = terminated or truncated
+        assert terminated and info["is_success"], f"seed {seed}: {info['distance']:.3f} m from the target"
+    env.close()

@@ -156,6 +156,24 @@ class ReachEnv(RobotEnv):
         info = {"distance": distance, "is_success": success}
         return obs.astype(np.float32), -distance, success, False, info
 
+    # ------------------------------------------------------------------ the hand-written controller
+    def heuristic_action(self, observation: np.ndarray) -> np.ndarray:
+        """Operational-space PD towards the target on the env's current state: torques J^T (kp e - kd v) plus
+        the gravity and Coriolis forces (``qfrc_bias``); velocities J^+ kp e (damped least squares)."""
+        m, d = self.engine.model, self.engine.data
+        dofs = np.array([m.jnt_dofadr[m.joint(n).id] for n in self.joint_names])
+        jacp = np.zeros((3, m.nv))
+        ee = self.end_effector_position()
+        mujoco.mj_jac(m, d, jacp, None, ee, self._ee.body_id)
+        jac = jacp[:, dofs]
+        error = self.target - ee
+        if self.action_type == "torque":
+            command = jac.T @ (300.0 * error - 20.0 * (jac @ d.qvel[dofs])) + d.qfrc_bias[dofs] - 1.0 * d.qvel[dofs]
+        else:
+            command = jac.T @ np.linalg.solve(jac @ jac.T + 1e-3 * np.eye(3), 4.0 * error)
+        action = np.clip(command / self.action_scale, self.action_space.low, self.action_space.high)
+        return action.astype(np.float32)
+
     # ------------------------------------------------------------------ helpers
     def end_effector_position(self) -> np.ndarray:
         d = self.engine.data

@@ -1,0 +1,144 @@
+"""BatchedEnv: N copies of a :class:`~robot_core.rl.task_env.TaskEnv` stepped together by ``mujoco.rollout``.
+
+gymnasium's ``SyncVectorEnv`` steps its envs one after the other from Python, and ``AsyncVectorEnv`` pays a
+process and a pipe per env. Here the N physics states live in one ``(N, nstate)`` array and each ``step()``
+hands them, with the N controls, to MuJoCo's multi-threaded rollout (a C++ thread pool, one scratch ``MjData``
+per thread), which runs the ``frame_skip`` physics steps of every env without coming back to Python. The task
+code (controls, observations, rewards, termination) is the single env's, applied to the whole batch at once.
+
+``gym.make_vec("robot_core/CartPole-v0", num_envs=N, vectorization_mode="vector_entry_point")`` builds one
+(``robot_core.rl`` registers the entry point for its task envs). Semantics are gymnasium's ``VectorEnv`` with
+``AutoresetMode.NEXT_STEP``: the step after an episode ended resets that env (its action is ignored, reward 0)
+and the id's ``max_episode_steps`` truncates. Env ``i`` seeded with ``seed`` draws like a single env seeded
+with ``seed + i``; without contacts or limits (the cart-pole) the trajectories are the single env's to the
+bit. With contacts they agree to solver tolerance only: rollout starts each env step's constraint solver cold,
+the single env warm-starts it from its previous step.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import gymnasium as gym
+import mujoco
+import mujoco.rollout
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from robot_core.rl.task_env import STATE_SPEC, TaskEnv
+
+
+class BatchedEnv(VectorEnv):
+    """``num_envs`` copies of ``env_class`` in one process, stepped by ``mujoco.rollout``; see the module docstring."""
+
+    def __init__(self, env_class: type[TaskEnv], num_envs: int, *, max_episode_steps: int | None = None,
+                 nthread: int | None = None, **env_kwargs: Any):
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.env = env_class(**env_kwargs)
+        self.num_envs = int(num_envs)
+        self.max_episode_steps = max_episode_steps
+        self.single_observation_space = self.env.observation_space
+        self.single_action_space = self.env.action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.metadata = {**self.env.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
+        self.render_mode = self.env.render_mode
+        m = self.env.model
+        self._nq, self._nv = m.nq, m.nv
+        if nthread is None:  # one env: on the calling thread, no hand-over to a pool
+            nthread = min(self.num_envs, os.cpu_count() or 1) if self.num_envs > 1 else 0
+        self.nthread = int(nthread)
+        self._rollout = mujoco.rollout.Rollout(nthread=self.nthread)
+        self._scratch = [mujoco.MjData(m) for _ in range(max(1, self.nthread))]
+        nstate = mujoco.mj_stateSize(m, STATE_SPEC)
+        self.states = np.zeros((self.num_envs, nstate))
+        self.sensordata = np.zeros((self.num_envs, m.nsensordata))
+        self._out_state = np.zeros((self.num_envs, self.env.frame_skip, nstate))
+        self._out_sensor = np.zeros((self.num_envs, self.env.frame_skip, m.nsensordata))
+        self._control = np.zeros((self.num_envs, self.env.frame_skip, m.nu))
+        self._models = [m] * self.num_envs
+        self._chunk = max(1, self.num_envs // max(1, self.nthread))
+        self._start = np.zeros((self.num_envs, self.env.start_size()))
+        self._rngs = [np.random.default_rng(i) for i in range(self.num_envs)]
+        self._steps = np.zeros(self.num_envs, dtype=np.int64)
+        self._needs_reset = np.zeros(self.num_envs, dtype=bool)
+
+    # ------------------------------------------------------------------ VectorEnv API
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
+        seeds = seed if isinstance(seed, list) else [None if seed is None else seed + i for i in range(self.num_envs)]
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"reset got {len(seeds)} seeds for {self.num_envs} envs")
+        for i, s in enumerate(seeds):
+            if s is not None:
+                self._rngs[i], _ = gym.utils.seeding.np_random(s)
+        self._reset_envs(np.ones(self.num_envs, dtype=bool))
+        obs, _reward, _terminated, success = self._evaluate()
+        return self._observations(obs), {"is_success": success}
+
+    def step(self, actions):
+        actions = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, -1)
+        resetting = self._needs_reset.copy()
+        self._control[:] = self.env.controls(actions)[:, None, :]
+        # Shapes and dtypes are fixed at construction, so rollout's per-call argument checks are skipped.
+        self._rollout.rollout(self._models, self._scratch, self.states, self._control, nstep=self.env.frame_skip,
+                              state=self._out_state, sensordata=self._out_sensor, skip_checks=True,
+                              chunk_size=self._chunk)
+        self.states[:] = self._out_state[:, -1]
+        self.sensordata[:] = self._out_sensor[:, -1]
+        if resetting.any():
+            self._reset_envs(resetting)
+        self._steps += 1
+        obs, reward, terminated, success = self._evaluate()
+        truncated = (np.zeros(self.num_envs, dtype=bool) if self.max_episode_steps is None
+                     else self._steps >= self.max_episode_steps)
+        reward[resetting] = 0.0
+        terminated[resetting] = False
+        truncated[resetting] = False
+        self._needs_reset = terminated | truncated
+        return self._observations(obs), reward, terminated, truncated, {"is_success": success}
+
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' to the env")
+            return None
+        return tuple(self.env._render(self.env.camera, self.env.height, self.env.width, data=self._data_of(i))
+                     for i in range(self.num_envs))
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.env.close()
+        if self._rollout.rollout_ is not None:
+            self._rollout.close()
+
+    # ------------------------------------------------------------------ internals
+    def _reset_envs(self, which: np.ndarray) -> None:
+        m, d = self.env.model, self._scratch[0]
+        for i in np.flatnonzero(which):
+            mujoco.mj_resetData(m, d)
+            self.env.reset_state(self._rngs[i], d.qpos, d.qvel)
+            mujoco.mj_forward(m, d)
+            mujoco.mj_getState(m, d, self.states[i], STATE_SPEC)
+            self.sensordata[i] = d.sensordata
+            self._start[i] = self.env.record_start(d.qpos[None], d.sensordata[None])[0]
+            self._steps[i] = 0
+        self._needs_reset[which] = False
+
+    def _evaluate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        nq, nv = self._nq, self._nv
+        qpos = self.states[:, 1:1 + nq]
+        qvel = self.states[:, 1 + nq:1 + nq + nv]
+        return self.env.evaluate(qpos, qvel, self.sensordata, self._start)
+
+    def _observations(self, state_obs: np.ndarray) -> np.ndarray:
+        if not self.env.image_observation:
+            return state_obs.astype(np.float32)
+        return np.stack([self.env.observe_image(self._data_of(i)) for i in range(self.num_envs)])
+
+    def _data_of(self, i: int) -> mujoco.MjData:
+        """Env ``i``'s state in a scratch MjData (for rendering)."""
+        m, d = self.env.model, self._scratch[0]
+        mujoco.mj_setState(m, d, self.states[i], STATE_SPEC)
+        mujoco.mj_forward(m, d)
+        return d
