@@ -18,6 +18,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+RECORD_SUFFIXES = (".mp4", ".gif")  # robot_core.video writes these (a GIF beside the .mp4 when ffmpeg is missing)
+
 EXIT_BAD_INPUT = 2
 POLICIES = ("random", "keyboard", "heuristic")
 
@@ -122,12 +124,12 @@ def _make_env(env_id: str, env_kwargs: dict[str, Any], *, render: bool) -> gym.E
 def _check_record(path: str | None) -> Path | None:
     if path is None:
         return None
-    from robot_core.rl.recording import check_record_path
-
-    try:
-        return check_record_path(path)
-    except ValueError as exc:
-        raise RunEnvError(str(exc)) from exc
+    p = Path(path)
+    if p.suffix.lower() not in RECORD_SUFFIXES:
+        raise RunEnvError(f"--record {p}: unknown video format '{p.suffix}' (use one of {', '.join(RECORD_SUFFIXES)})")
+    if not p.parent.is_dir():
+        raise RunEnvError(f"--record {p}: folder {p.parent} does not exist")
+    return p
 
 
 def _check_save(path: str | None, force: bool) -> Path | None:
@@ -225,9 +227,12 @@ def _run_episodes(env: gym.Env, act: Any, label: str, episodes: int, seed: int, 
         print(f"{label} policy on {env.spec.id}: {len(lengths)} episodes, mean length {np.mean(lengths):.1f}, "
               f"mean return {np.mean(returns):.2f}")
     if record is not None and frames:
-        from robot_core.rl.recording import write_frames
+        from robot_core.video import VideoWriter
 
-        written = write_frames(record, frames, env.metadata.get("render_fps", 50))
-        note = "" if written == record else " (no video encoder here: wrote a GIF instead)"
-        print(f"recorded {len(frames)} frames to {written}{note}")
+        with VideoWriter(record, env.metadata.get("render_fps", 50)) as writer:
+            for frame in frames:
+                writer.add(frame)
+            info = writer.close()
+        note = "" if info.path == record else f" (no video encoder here: wrote a GIF instead; {info.encoder})"
+        print(f"recorded {info.frames} frames to {info.path}{note}")
     return 0
