@@ -112,7 +112,8 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         self._controller_args = list(inheritable_ros_args(sys.argv) if controller_args is None else controller_args)
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 
-        declare_specs(self, CONTROLLER_MANAGER_PARAMS, node_name)
+        own = declare_specs(self, CONTROLLER_MANAGER_PARAMS, node_name)
+        self._package_dirs: list[str] = list(own.get("package_dirs") or [])
         declare_overrides(self)
         self.add_on_set_parameters_callback(self._check_settable)
         self.executor_ref: Any = None
@@ -221,7 +222,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         with self._init_lock:
             if self.core is not None:
                 return
-            robot = load_robot(description)
+            robot = load_robot(description, self._package_dirs or None)
             core = ControllerManagerCore(robot, self.update_rate, on_activity=self._on_activity,
                                          logger=RclpyLogAdapter(self.get_logger()))
             if robot.ros2_control:
