@@ -12,6 +12,11 @@ Rows, all measured in this run on an isolated ROS domain:
   ``hardware_mode:=embedded`` at update_rate 1000;
 * ``node, topic-based, 500 Hz`` -- ``controller_manager`` at update_rate 500 driving the ``simulator`` node (a
   third process, joint states published at 500 Hz, one per cycle) over the topic-based protocol;
+* ``full PR2, embedded, 1 kHz`` -- the same embedded node with the whole PR2 (urdf/pr2_mobile.urdf, 45 actuated
+  joints) and every controller of config/pr2_controllers.yaml active (broadcaster, both arms', torso and head
+  JTCs, both grippers, the caster base), update_rate 1000: the right arm's JTC follows goals back and forth and
+  the base controller gets a twist at 10 Hz (its wheels turn in the air: embedded mode welds the base and has no
+  floor). Compared with the arm-only anchor of the same run (p99/anchor);
 * ``with cpu_dma_latency:=0`` -- the floor, the anchor and the embedded row again while a PM QoS request keeps
   idle CPUs polling (the manager's opt-in parameter; the request is system-wide, so this process holds it for
   the anchors too). Skipped where /dev/cpu_dma_latency is not writable.
@@ -182,16 +187,17 @@ class Client:
 
 
 class GoalDriver:
-    """Keeps the JTC busy: 1 s trajectories between two poses, one after the other."""
+    """Keeps a JTC busy: 1 s trajectories between two poses, one after the other."""
 
-    def __init__(self, client: Client):
+    def __init__(self, client: Client, controller: str = "joint_trajectory_controller",
+                 joints: list[str] | None = None, home: list[float] | None = None, away: list[float] | None = None):
         from control_msgs.action import FollowJointTrajectory
 
         from robot_core.ros.action_client import ActionClient
 
         self.client = client
-        self.action = ActionClient(client.node, FollowJointTrajectory,
-                                   "/joint_trajectory_controller/follow_joint_trajectory")
+        self.joints, self.home, self.away = joints or JOINTS, home or HOME, away or AWAY
+        self.action = ActionClient(client.node, FollowJointTrajectory, f"/{controller}/follow_joint_trajectory")
         if not self.action.wait_for_server(timeout_sec=30):
             raise RuntimeError("JTC action server not available")
         self.results: list[int] = []
@@ -204,10 +210,10 @@ class GoalDriver:
         from control_msgs.action import FollowJointTrajectory
         from trajectory_msgs.msg import JointTrajectoryPoint
 
-        target = AWAY
+        target = self.away
         while not self._stop.is_set():
             goal = FollowJointTrajectory.Goal()
-            goal.trajectory.joint_names = JOINTS
+            goal.trajectory.joint_names = self.joints
             goal.trajectory.points = [JointTrajectoryPoint(positions=target, time_from_start=Duration(sec=1))]
             future = self.action.send_goal_async(goal)
             while not future.done() and not self._stop.is_set():
@@ -219,7 +225,7 @@ class GoalDriver:
                 time.sleep(0.01)
             if result.done():
                 self.results.append(result.result().result.error_code)
-            target = HOME if target is AWAY else AWAY
+            target = self.home if target is self.away else self.away
 
     def stop(self) -> None:
         self._stop.set()
@@ -346,6 +352,55 @@ def node_row(client: Client, seconds: float, rate: int, mode: str, publish_rate:
         yaml_file.unlink(missing_ok=True)
 
 
+PR2_CONTROLLERS = REPO / "config" / "pr2_controllers.yaml"
+PR2_ARM_JOINTS = ["r_shoulder_pan_joint", "r_elbow_flex_joint"]
+
+
+def pr2_row(client: Client, seconds: float) -> dict[str, float]:
+    """The whole PR2, embedded, 1 kHz, every controller of config/pr2_controllers.yaml active (see the module
+    docstring)."""
+    from geometry_msgs.msg import TwistStamped
+
+    from robot_core.bringup.plan import example_robot_data, spawn_plan
+
+    robots = example_robot_data()
+    if robots is None:
+        raise RuntimeError("example-robot-data is not installed (the PR2's meshes)")
+    active = [c for step in spawn_plan(PR2_CONTROLLERS) if not step.inactive for c in step.controllers]
+    proc = Proc([str(BIN / "controller_manager"), "--ros-args", "--params-file", str(PR2_CONTROLLERS),
+                 "-p", f"robot_description_file:={REPO / 'urdf' / 'pr2_mobile.urdf'}",
+                 "-p", f"package_dirs:=[{robots.parent}]", "-p", "hardware_mode:=embedded",
+                 "-p", "update_rate:=1000"], "controller_manager_pr2")
+    timer = None
+    try:
+        proc.wait_for("controller manager ready", timeout=120)
+        spawner = subprocess.run([str(BIN / "spawner"), *active, "--controller-manager-timeout", "60"],
+                                 capture_output=True, text=True, timeout=240)
+        if spawner.returncode != 0:
+            raise RuntimeError(f"spawner failed:\n{spawner.stdout}\n{spawner.stderr}")
+        pub = client.node.create_publisher(TwistStamped, "/base_controller/cmd_vel", 10)
+        twist = TwistStamped()
+        twist.twist.linear.x, twist.twist.linear.y, twist.twist.angular.z = 0.2, 0.1, 0.3
+        timer = client.node.create_timer(0.1, lambda: pub.publish(twist))
+        driver = GoalDriver(client, "r_arm_controller", PR2_ARM_JOINTS, [0.0, -0.3], [-0.4, -0.8])
+        time.sleep(3.0)  # warm-up
+        client.loop_statistics(reset=True)
+        time.sleep(seconds)
+        stats = client.loop_statistics()
+        driver.stop()
+        stats["goals_succeeded"] = float(sum(1 for r in driver.results if r == 0))
+        stats["goals"] = float(len(driver.results))
+        stats["controllers"] = float(len(active))
+        failed = sorted({r for r in driver.results if r != 0})
+        if failed:
+            print(f"  (full PR2 row: r_arm_controller goals ended with error codes {failed}; 0 = success)", flush=True)
+        return stats
+    finally:
+        if timer is not None:
+            client.node.destroy_timer(timer)
+        proc.stop()
+
+
 class RoundTrip:
     """Interleaved pings: through the simulator (command -> first reacting state) and through a raw echo.
 
@@ -461,10 +516,49 @@ def round_trip(client: Client, pings: int) -> tuple[list[float], list[float], in
         sim.stop()
 
 
+PR2_LABEL = "full PR2, embedded, all ctrl, 1 kHz"
+
+
+def print_loop_rows(floor: dict[str, float], anchor: dict[str, float], rows: list[tuple[str, dict[str, float]]],
+                    low_latency: dict[str, dict[str, float]], qos_problem: str) -> None:
+    """The update-loop table: the two anchors, then ``rows``, then the cpu_dma_latency rows if measured."""
+    us = 1e6
+    print(f"  loop thread scheduling: anchors {LOOP_SCHEDULING[0] if LOOP_SCHEDULING else '?'}, "
+          f"nodes {' / '.join(sorted(NODE_SCHEDULING)) or '?'} (the manager's thread_priority, as upstream)")
+    print()
+    print(f"{'update loop':<40} {'target Hz':>9} {'achieved':>9} {'mean us':>8} {'p99 us':>8} {'max us':>8} "
+          f"{'overrun %':>9} {'p99/anchor':>10} {'p99/period':>10}")
+
+    def line(label: str, s: dict[str, float], ref: dict[str, float]) -> None:
+        period = 1.0 / s["target_rate"]
+        print(f"{label:<40} {s['target_rate']:>9.0f} {s['achieved_rate']:>9.1f} {s['mean'] * us:>8.0f} "
+              f"{s['p99'] * us:>8.0f} {s['max'] * us:>8.0f} {s['overrun_ratio'] * 100:>9.3f} "
+              f"{s['p99'] / ref['p99']:>10.2f} {s['p99'] / period:>10.2f}")
+
+    for label, s in (("raw mj_step, paced (machine floor)", floor), ("core cycle, no ROS (anchor)", anchor), *rows):
+        line(label, s, anchor)
+    if low_latency:
+        print("  with cpu_dma_latency:=0 (opt-in; anchors measured under the same request):")
+        for label, s in (("  raw mj_step, paced", low_latency["floor"]),
+                         ("  core cycle, no ROS (anchor)", low_latency["anchor"]),
+                         ("  node, embedded simulator, 1 kHz", low_latency["embedded"])):
+            line(label, s, low_latency["anchor"])
+    else:
+        print(f"  (cpu_dma_latency:=0 rows skipped: {qos_problem})")
+
+
+def print_pr2_note(embedded: dict[str, float], pr2: dict[str, float]) -> None:
+    print(f"  full PR2: {pr2['controllers']:.0f} controllers active, r_arm goals {pr2['goals_succeeded']:.0f}/"
+          f"{pr2['goals']:.0f} succeeded; p99 {pr2['p99'] / embedded['p99']:.2f}x the arm's embedded row, "
+          f"overruns {pr2['overrun_ratio'] * 100:.3f} % vs {embedded['overrun_ratio'] * 100:.3f} %")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="measurement window per node row")
     parser.add_argument("--pings", type=int, default=200, help="round trips per path")
+    parser.add_argument("--pr2-only", action="store_true", help="only the anchors, the arm's embedded 1 kHz row "
+                        "and the full PR2's (no topic-based, round-trip or cpu_dma_latency rows)")
     args = parser.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(1 + (os.getpid() + 53) % 100))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
@@ -476,8 +570,16 @@ def main() -> int:
     floor = raw_step_anchor(min(args.seconds, 5.0))
     anchor = core_anchor(min(args.seconds, 5.0))
     client = Client()
+    low_latency: dict[str, dict[str, float]] = {}
+    qos_problem = "--pr2-only"
     try:
         embedded = node_row(client, args.seconds, 1000, "embedded")
+        pr2 = pr2_row(client, args.seconds)
+        if args.pr2_only:
+            print_loop_rows(floor, anchor, [("node, embedded simulator, 1 kHz", embedded),
+                                            (PR2_LABEL, pr2)], low_latency, qos_problem)
+            print_pr2_note(embedded, pr2)
+            return 0
         embedded_100 = node_row(client, args.seconds, 1000, "embedded", publish_rate=100.0)
         topic = node_row(client, args.seconds, 500, "topic")
         sim_rt, echo_rt, lost_sim, lost_echo = round_trip(client, args.pings)
@@ -486,7 +588,6 @@ def main() -> int:
         from robot_core.ros import realtime
 
         fd, qos_problem = realtime.hold_cpu_dma_latency(0)
-        low_latency: dict[str, dict[str, float]] = {}
         if fd is not None:
             try:
                 low_latency["floor"] = raw_step_anchor(min(args.seconds, 5.0))
@@ -499,35 +600,16 @@ def main() -> int:
         client.shutdown()
 
     us = 1e6
-    print(f"  loop thread scheduling: anchors {LOOP_SCHEDULING[0] if LOOP_SCHEDULING else '?'}, "
-          f"nodes {' / '.join(sorted(NODE_SCHEDULING)) or '?'} (the manager's thread_priority, as upstream)")
-    print()
-    print(f"{'update loop':<40} {'target Hz':>9} {'achieved':>9} {'mean us':>8} {'p99 us':>8} {'max us':>8} "
-          f"{'overrun %':>9} {'p99/anchor':>10} {'p99/period':>10}")
-    for label, s in (("raw mj_step, paced (machine floor)", floor), ("core cycle, no ROS (anchor)", anchor),
-                     ("node, embedded simulator, 1 kHz", embedded),
-                     ("  same, states published at 100 Hz", embedded_100),
-                     ("node, topic-based to simulator, 500 Hz", topic)):
-        period = 1.0 / s["target_rate"]
-        print(f"{label:<40} {s['target_rate']:>9.0f} {s['achieved_rate']:>9.1f} {s['mean'] * us:>8.0f} "
-              f"{s['p99'] * us:>8.0f} {s['max'] * us:>8.0f} {s['overrun_ratio'] * 100:>9.3f} "
-              f"{s['p99'] / anchor['p99']:>10.2f} {s['p99'] / period:>10.2f}")
-    if low_latency:
-        lo_anchor = low_latency["anchor"]
-        print("  with cpu_dma_latency:=0 (opt-in; anchors measured under the same request):")
-        for label, s in (("  raw mj_step, paced", low_latency["floor"]), ("  core cycle, no ROS (anchor)", lo_anchor),
-                         ("  node, embedded simulator, 1 kHz", low_latency["embedded"])):
-            period = 1.0 / s["target_rate"]
-            print(f"{label:<40} {s['target_rate']:>9.0f} {s['achieved_rate']:>9.1f} {s['mean'] * us:>8.0f} "
-                  f"{s['p99'] * us:>8.0f} {s['max'] * us:>8.0f} {s['overrun_ratio'] * 100:>9.3f} "
-                  f"{s['p99'] / lo_anchor['p99']:>10.2f} {s['p99'] / period:>10.2f}")
-    else:
-        print(f"  (cpu_dma_latency:=0 rows skipped: {qos_problem})")
+    print_loop_rows(floor, anchor, [("node, embedded simulator, 1 kHz", embedded),
+                                    ("  same, states published at 100 Hz", embedded_100),
+                                    ("node, topic-based to simulator, 500 Hz", topic), (PR2_LABEL, pr2)],
+                    low_latency, qos_problem)
     print("  (/joint_states, /dynamic_joint_states and the JTC state are published every cycle unless noted;")
     print("   'states published at 100 Hz': broadcaster update_rate 100, JTC state_publish_rate 100)")
     print(f"  goals completed while measuring: embedded {embedded['goals_succeeded']:.0f}/{embedded['goals']:.0f} "
           f"succeeded, at 100 Hz publishing {embedded_100['goals_succeeded']:.0f}/{embedded_100['goals']:.0f}, "
           f"topic-based {topic['goals_succeeded']:.0f}/{topic['goals']:.0f}")
+    print_pr2_note(embedded, pr2)
     print()
     raw = float(np.median(echo_rt)) if echo_rt else float("nan")
     print(f"{'round trip':<40} {'n':>5} {'lost':>5} {'median us':>10} {'p90 us':>8} {'p99 us':>8} "

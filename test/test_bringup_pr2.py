@@ -1,12 +1,18 @@
-"""`robot-core bringup --robot pr2`: the whole PR2 of example-robot-data comes up in topic mode with every controller
-of config/pr2_controllers.yaml active, the actuator interfaces of its transmissions listed, and an arm's trajectory
-goal succeeds. Prints the simulator's achieved real-time factor (the full PR2 costs CPU on a 2-core machine).
+"""`robot-core bringup --robot pr2`: the whole PR2 (example-robot-data's, its base made drivable:
+urdf/pr2_mobile.urdf) comes up in topic mode with every controller of config/pr2_controllers.yaml active, the
+actuator interfaces of its transmissions listed, an arm's trajectory goal succeeds, and the base commanded
+(0.3, 0.2, 0.5) on /base_controller/cmd_vel moves that way in x, y and yaw: measured from the simulator's ground
+truth (its /tf of base_footprint, simulated time) once the casters have turned, printed, within 10 %. Prints the
+simulator's achieved real-time factor (the full PR2 costs CPU on a 2-core machine).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import signal
 import statistics
+import threading
 import uuid
 
 import pytest
@@ -19,13 +25,53 @@ pytest.importorskip("rclpy")
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ACTIVE = ["joint_state_broadcaster", "r_arm_controller", "l_arm_controller", "torso_controller", "head_controller",
-          "r_gripper_controller", "l_gripper_controller"]
+          "r_gripper_controller", "l_gripper_controller", "base_controller"]
+BASE_COMMAND = (0.3, 0.2, 0.5)  # m/s, m/s, rad/s
 
 
-def test_pr2_bringup_all_controllers_active_and_an_arm_goal_succeeds(ros, processes, erd_robots):
+class GroundTruth:
+    """The simulator's pose of base_footprint (its /tf, parent not odom) as (sim time, x, y, yaw) samples."""
+
+    def __init__(self, node) -> None:
+        from tf2_msgs.msg import TFMessage
+
+        self.lock = threading.Lock()
+        self.samples: list[tuple[float, float, float, float]] = []
+        node.create_subscription(TFMessage, "/tf", self._on_tf, 100)
+
+    def _on_tf(self, msg) -> None:
+        for tf in msg.transforms:
+            if tf.child_frame_id == "base_footprint" and tf.header.frame_id != "odom":
+                t, q = tf.transform.translation, tf.transform.rotation
+                yaw = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+                stamp = tf.header.stamp.sec + 1e-9 * tf.header.stamp.nanosec
+                with self.lock:
+                    self.samples.append((stamp, t.x, t.y, yaw))
+
+    def since(self, start: float) -> list[tuple[float, float, float, float]]:
+        with self.lock:
+            return [s for s in self.samples if s[0] >= start]
+
+
+def body_twist(samples: list[tuple[float, float, float, float]]) -> tuple[float, float, float]:
+    """Mean body-frame (vx, vy, wz) over the samples: each step's displacement turned into the base frame at its
+    mid heading, summed, over the time covered."""
+    dx = dy = dyaw = 0.0
+    for (_, x0, y0, a0), (_, x1, y1, a1) in itertools.pairwise(samples):
+        step = math.remainder(a1 - a0, 2 * math.pi)
+        h = a0 + 0.5 * step
+        dx += math.cos(h) * (x1 - x0) + math.sin(h) * (y1 - y0)
+        dy += -math.sin(h) * (x1 - x0) + math.cos(h) * (y1 - y0)
+        dyaw += step
+    span = samples[-1][0] - samples[0][0]
+    return dx / span, dy / span, dyaw / span
+
+
+def test_pr2_bringup_all_controllers_active_an_arm_goal_succeeds_and_the_base_drives(ros, processes, erd_robots):
     from builtin_interfaces.msg import Duration
     from control_msgs.action import FollowJointTrajectory
     from controller_manager_msgs.srv import ListControllers, ListHardwareInterfaces
+    from geometry_msgs.msg import TwistStamped
     from robot_core_interfaces.msg import SimulatorStatus
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectoryPoint
@@ -78,6 +124,27 @@ def test_pr2_bringup_all_controllers_active_and_an_arm_goal_succeeds(ros, proces
     rtf = [s.real_time_factor for s in status[-10:]]
     print(f"PR2 topic mode (sim dt 1 ms, manager 100 Hz): achieved real-time factor median "
           f"{statistics.median(rtf):.2f} (min {min(rtf):.2f}, max {max(rtf):.2f}) over {len(rtf)} status messages")
+
+    # the base: (0.3, 0.2, 0.5) at 20 Hz; 2 s of simulated time for the casters to turn, then 3 s measured
+    truth = GroundTruth(node)
+    wait_for(lambda: truth.samples, 30, "the simulator's /tf of base_footprint")
+    cmd_pub = node.create_publisher(TwistStamped, "/base_controller/cmd_vel", 10)
+
+    def send() -> None:
+        msg = TwistStamped()
+        msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z = BASE_COMMAND
+        cmd_pub.publish(msg)
+
+    timer = node.create_timer(0.05, send)
+    start = truth.samples[-1][0]
+    wait_for(lambda: truth.samples[-1][0] - start > 5.0, 120, "5 s of simulated time driving the base")
+    node.destroy_timer(timer)
+    window = truth.since(start + 2.0)
+    measured = body_twist(window)
+    print(f"PR2 base commanded (vx, vy, wz) = {BASE_COMMAND}; ground truth over {window[-1][0] - window[0][0]:.2f} "
+          f"s of simulated time: ({measured[0]:.3f} m/s, {measured[1]:.3f} m/s, {measured[2]:.3f} rad/s)")
+    for got, want in zip(measured, BASE_COMMAND, strict=True):
+        assert abs(got - want) <= 0.1 * abs(want), (measured, BASE_COMMAND)
 
     proc.proc.send_signal(signal.SIGINT)
     assert proc.proc.wait(timeout=60) == 0, proc.output()[-3000:]

@@ -1,7 +1,8 @@
 """The diff drive over DDS, topic mode: the simulator (floating base on its floor) and the controller manager as
 two processes, the spawner starting diff_drive_controller from config/diff_drive_controllers.yaml. A TwistStamped
-on /diff_drive_controller/cmd_vel moves the base (the simulator's own /tf of base_footprint), /odom follows, a
-NaN command is refused with a warning, and a command that is not renewed goes stale and stops the wheels."""
+on /diff_drive_controller/cmd_vel (0.5 m/s for 4 s of simulated time) moves the base (the simulator's own /tf of
+base_footprint), /odom follows and at rest agrees with the simulator's pose within 2 %, a NaN command is refused
+with a warning, and a command that is not renewed goes stale and stops the wheels."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ pytestmark = pytest.mark.ros
 
 URDF = REPO / "urdf" / "diff_drive.urdf"
 CONFIG = REPO / "config"
+
+
+def stamp(msg) -> float:
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
 class Base:
@@ -76,10 +81,10 @@ def test_cmd_vel_moves_the_base_and_odom_follows_nan_refused_stale_stops(ros, pr
 
     base = Base(ros)
     wait_for(lambda: base.truth is not None and base.odom is not None, 30, "/tf of base_footprint and /odom")
-    x0 = base.truth[0]
-    base.command = (0.4, 0.0)
-    wait_for(lambda: base.truth[0] - x0 > 0.4, 60, "the base driving 0.4 m forwards")
-    wait_for(lambda: base.odom.twist.twist.linear.x > 0.3, 30, "odometry reporting the speed")
+    x0, odom0, t0 = base.truth[0], base.odom.pose.pose.position.x, stamp(base.odom)
+    base.command = (0.5, 0.0)
+    wait_for(lambda: base.odom.twist.twist.linear.x > 0.4, 60, "odometry reporting the speed")
+    wait_for(lambda: stamp(base.odom) - t0 >= 4.0, 120, "4 s of simulated time at 0.5 m/s")
     assert base.odom.header.frame_id == "odom" and base.odom.child_frame_id == "base_footprint"
 
     base.command = None  # nothing renews the command from here on
@@ -90,13 +95,13 @@ def test_cmd_vel_moves_the_base_and_odom_follows_nan_refused_stale_stops(ros, pr
     wait_for(lambda: base.wheels is not None and max(abs(v) for v in base.wheels) < 0.05, 30, "wheels stopped")
     wait_for(lambda: abs(base.odom.twist.twist.linear.x) < 0.02, 30, "odometry at rest")
     assert all(math.isfinite(v) for v in base.wheels)
-    # at rest, odometry and the simulator's pose of the base agree (compared at the same state)
-    odom_x, truth_x = base.odom.pose.pose.position.x, base.truth[0] - x0
-    print(f"\nat rest: odom x {odom_x:.4f} m, simulator x {truth_x:.4f} m")
-    # Agreement is the lockstep physics check's (test_control_diff_drive_sim.py, 2 %). Across processes the wheel
-    # commands reach the simulator late and unevenly: 1.6-1.8 % apart on a quiet machine, but a loaded CI run saw
-    # odometry 41 % ahead (the wheels spun: a command gap trips the simulator's command watchdog, and the next
-    # command restarts the wheels at full speed). Not fixed yet (a wheel-slip issue of topic mode), so only the
-    # direction and rough size are judged here.
-    assert odom_x > 0.4 and truth_x > 0.4
+    # at rest, odometry and the simulator's pose of the base agree, both counted from where they stood before the
+    # drive. Across processes commands reach the simulator late and unevenly, and under load a gap trips the
+    # simulator's command watchdog (the wheels stop, the next command asks for full speed at once): the wheels'
+    # effort limit below the tyres' grip (urdf/diff_drive.urdf) keeps them rolling, not spinning.
+    odom_x, truth_x = base.odom.pose.pose.position.x - odom0, base.truth[0] - x0
+    print(f"\nodometry {odom_x:.4f} m, simulator {truth_x:.4f} m ({100 * (odom_x / truth_x - 1):+.2f} %) at rest after "
+          "0.5 m/s for 4 s (2 m if no command was late)")
+    assert truth_x > 1.0  # most of the 2 m (a stalled client lets the command go stale for a while)
+    assert odom_x == pytest.approx(truth_x, rel=0.02)
     assert abs(base.odom.pose.pose.position.y) < 0.02

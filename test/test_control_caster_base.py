@@ -1,9 +1,11 @@
-"""robot_core/CasterBaseController: the caster geometry (steering, flips, odometry's least squares), its
-configuration errors, and the example caster base (urdf/caster_base.urdf) driven on real physics (in-process
-simulator, floating base on the floor) with the measured motion printed."""
+"""robot_core/CasterBaseController: the caster geometry (steering, flips, odometry's least squares, two wheels per
+caster), its configuration errors, and the example caster base (urdf/caster_base.urdf) and the PR2's base
+(urdf/pr2_mobile.urdf, config/pr2_controllers.yaml) driven on real physics (in-process simulator, floating base on
+the floor) with the measured motion printed."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from pathlib import Path
@@ -59,7 +61,34 @@ def test_odometry_twist_inverts_the_commands():
         assert body_twist(XY, angles, wheels, R) == pytest.approx(twist, abs=1e-12)
 
 
+def test_odometry_of_two_wheels_per_caster_follows_rigid_body_kinematics():
+    """Wheels 0.049 m either side of each caster's axis, casters turning: the wheels' rolling speeds taken from the
+    rigid-body motion of their contact points (finite differences, no formula of the controller) give back the
+    base's twist."""
+    twist, rates, d = np.array([0.3, 0.2, 0.5]), np.array([0.4, -0.2, 0.0, 1.0]), 0.049
+    angles, _ = caster_commands(tuple(twist), XY, np.array([0.0, 3.0, -2.0, 0.5]), R, 0.001)  # some flipped
+    offsets = np.array([d, -d] * 4)
+    owner = np.repeat(np.arange(4), 2)
+    h = 1e-6
+
+    def contact(t: float, j: int) -> np.ndarray:  # wheel j's contact point in the world, base at the origin at t=0
+        i, yaw = owner[j], twist[2] * t
+        a = angles[i] + rates[i] * t
+        rot = np.array([[math.cos(yaw), -math.sin(yaw)], [math.sin(yaw), math.cos(yaw)]])
+        local = XY[i] + offsets[j] * np.array([-math.sin(a), math.cos(a)])
+        return twist[:2] * t + rot @ local  # the body twist at t=0 is the world twist (yaw 0)
+
+    rolling = []
+    for j in range(8):
+        v = (contact(h, j) - contact(-h, j)) / (2 * h)
+        a = angles[owner[j]]
+        rolling.append(float(v @ np.array([math.cos(a), math.sin(a)])) / R)
+    assert body_twist(XY, angles, np.array(rolling), R, owner, offsets, rates) == pytest.approx(twist, abs=1e-6)
+
+
 @pytest.mark.parametrize(("change", "message"), [
+    ({"wheels_per_caster": 2}, "parameter 'wheel_names' has 4 entries, caster_names 4 with wheels_per_caster 2: 8"),
+    ({"wheel_offsets": [0.01, -0.01]}, "parameter 'wheel_offsets' has 2 entries, wheel_names 4: one per wheel"),
     ({"caster_names": []}, "parameter 'caster_names' must name at least one"),
     ({"wheel_names": ["fl_wheel_joint"]}, "parameter 'wheel_names' has 1 entries, caster_names 4"),
     ({"caster_x": [0.2, 0.2, -0.2]}, "parameter 'caster_x' has 3 entries"),
@@ -141,4 +170,66 @@ def test_commanded_twist_moves_the_base_that_way_in_x_y_and_yaw():
     assert ctrl.twist == pytest.approx([0.3, 0.2, 0.5], abs=0.03)
     assert odom_moved == pytest.approx(truth_moved, rel=0.05)
     assert abs(p1[2] - p0[2]) < 0.01  # still on its wheels
+
+
+def test_pr2_base_commanded_twist_moves_it_that_way(erd_robots):
+    """The PR2 (urdf/pr2_mobile.urdf, its meshes from example-robot-data) with config/pr2_controllers.yaml's
+    base_controller: two wheels per caster, commanded (0.3, 0.2, 0.5) for 5 s; the base's motion from the engine
+    after the casters have turned is within 3 % of the command and odometry agrees with it."""
+    pytest.importorskip("mujoco")
+    import yaml
+
+    from robot_core.control import ControllerManagerCore, Strictness
+    from robot_core.model import load_robot
+    from robot_core.physics.world import add_floor
+
+    robot = load_robot(REPO / "urdf" / "pr2_mobile.urdf", [str(erd_robots.parent)], fixed_base=False)
+    params = yaml.safe_load((REPO / "config" / "pr2_controllers.yaml").read_text(encoding="utf-8"))
+    cm = ControllerManagerCore.from_robot(robot, 1.0 / DT, plugin_override="robot_core/InProcessSimulator",
+                                          component_options={"timestep": 0.001, "engine_options": {
+                                              "fixed_base": False, "scene": add_floor}})
+    cm.load_controller("base", "robot_core/CasterBaseController", params["base_controller"]["ros__parameters"])
+    cm.configure_controller("base")
+    assert cm.switch_controller(["base"], [], Strictness.STRICT).ok
+    sim, ctrl = cm.simulator(), cm.controller("base")
+    poses = []
+    while sim.sim_time < 6.0 - 1e-9:
+        ctrl.set_command(*((0.0, 0.0, 0.0) if sim.sim_time < 1.0 else (0.3, 0.2, 0.5)))
+        cm.update(sim.sim_time, DT)
+        if sim.sim_time > 3.0:  # 2 s after the command: the casters have turned
+            poses.append(sim.engine.base_pose().copy())
+    a, b = poses[0], poses[-1]
+    span = (len(poses) - 1) * DT
+    turned = sum(math.remainder(yaw(q) - yaw(p), 2 * math.pi) for p, q in itertools.pairwise(poses))
+    # displacement in the base frame, step by step at the mid heading
+    body = sum((np.array([[math.cos(h), math.sin(h)], [-math.sin(h), math.cos(h)]]) @ (q[:2] - p[:2])
+                for p, q in itertools.pairwise(poses)
+                for h in [yaw(p) + 0.5 * math.remainder(yaw(q) - yaw(p), 2 * math.pi)]), np.zeros(2))
+    measured = (body[0] / span, body[1] / span, turned / span)
+    print(f"\nPR2 base commanded (0.3, 0.2, 0.5); measured ({measured[0]:.4f}, {measured[1]:.4f}, "
+          f"{measured[2]:.4f}); odometry twist {np.round(ctrl.twist, 4).tolist()}; height change "
+          f"{b[2] - a[2]:.5f} m")
+    assert measured == pytest.approx((0.3, 0.2, 0.5), rel=0.03)
+    assert ctrl.twist == pytest.approx([0.3, 0.2, 0.5], rel=0.03)
+    assert abs(b[2] - a[2]) < 0.005  # on its wheels
+
+
+def test_pr2_mobile_urdf_is_example_robot_datas_with_only_the_base_made_movable(erd_robots):
+    """urdf/pr2_mobile.urdf is what scripts/generate_pr2_mobile.py makes of the installed PR2 (regenerate after an
+    example-robot-data update), and it differs from it only in the caster and wheel joints and wheel collisions."""
+    import subprocess
+    import sys
+
+    from robot_core.model import load_robot
+
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "generate_pr2_mobile.py"), "--check"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    source = load_robot(erd_robots / "pr2_description" / "urdf" / "pr2.urdf")
+    mobile = load_robot(REPO / "urdf" / "pr2_mobile.urdf", [str(erd_robots.parent)])
+    changed = {n for n, j in mobile.joints.items() if j.type != source.joints[n].type}
+    assert len(changed) == 12 and all(re.fullmatch(r"[fb][lr]_caster_(rotation|[lr]_wheel)_joint", n)
+                                      for n in changed)
+    assert {mobile.joints[n].type for n in changed} == {"continuous"}
+    assert set(mobile.links) == set(source.links) and set(mobile.joints) == set(source.joints)
 

@@ -120,9 +120,20 @@ def test_pick_place_plot_draws_tool_and_box(tmp_path):
              "box": {"name": "box_small", "start": [0.45, -0.18, 0.22], "target": [0.65, -0.18, 0.22],
                      "final": [0.649, -0.18, 0.22]},
              "snapshots": [{"label": "start", "t": 0.0, "tool": [0.4, 0.0, 0.5], "box": [0.45, -0.18, 0.22]}]}
-    files = pick_place.write_plot(tmp_path, facts)
-    image = _image(Path(files["pick_place"]))
+    pick_place.write_plot(tmp_path / "paths.png", facts)
+    image = _image(tmp_path / "paths.png")
     assert image.shape[1] >= 1200 and image[..., :3].std() > 0.05
+
+
+def test_pick_place_png_is_the_paths_plot_with_the_reason_when_no_filmstrip_can_be_made(tmp_path):
+    """A run that stopped after its first step has too few moments for a filmstrip: pick_place.png is the plot and
+    the summary says why (the same path is taken when no OpenGL backend renders)."""
+    facts = {"robot_file": str(REPO / "urdf" / "rc_arm.urdf"), "paths": {},
+             "snapshots": [{"label": "start", "t": 0.0, "tool": [0.4, 0.0, 0.5], "box": [0.45, -0.18, 0.22],
+                            "positions": {"joint1": 0.0}, "objects": {}}]}
+    files = pick_place.write_outputs(tmp_path, facts)
+    assert facts["pick_place_png"].startswith("paths plot: only 1 of the filmstrip's moments were reached")
+    assert _image(Path(files["pick_place"]))[..., :3].std() > 0.05 and Path(files["pick_place_paths"]).is_file()
 
 
 def test_scenarios_needing_the_simulator_node_refuse_embedded_mode(tmp_path, capsys):

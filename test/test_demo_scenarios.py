@@ -63,6 +63,9 @@ def test_pick_place_moves_the_box_20_cm(tmp_path, processes):
     assert max(p[3] for p in summary["paths"]["box"]) > start[2] + 0.08
     image = _image(f"{out}/pick_place.png")
     assert image.shape[0] >= 500 and image[..., :3].std() > 0.05
+    # a filmstrip of six renderings, or (no OpenGL here) the paths plot saying so
+    assert summary["pick_place_png"].startswith(("filmstrip of 6 frames", "paths plot: no OpenGL")), \
+        summary["pick_place_png"]
 
 
 def test_drive_closes_a_1_m_square(tmp_path, processes):

@@ -97,7 +97,7 @@ def viewer_actions(plan: BringupPlan, embedded_state_publisher: bool = True) -> 
     actions: list[Any] = []
     if embedded_state_publisher and plan.options.mode == "embedded":
         if _package_has("robot_state_publisher"):
-            description = robot_urdf_text(plan.options.robot)
+            description = robot_urdf_text(plan.options.robot, plan.options.package_dirs)
             actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
                                 output="screen", parameters=[{"robot_description": description,
                                                               "use_sim_time": plan.options.use_sim_time}]))

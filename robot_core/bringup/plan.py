@@ -56,10 +56,13 @@ class BringupConfigError(ValueError):
 
 
 # --robot names that are not files: robots of example-robot-data (the pip package ships the descriptions and their
-# meshes), each with the controllers YAML and simulator YAML written for it.
+# meshes), each with the description (in robot_core's share/, its meshes from example-robot-data), controllers YAML
+# and simulator YAML written for it. The PR2's description is example-robot-data's with its base made drivable
+# (urdf/pr2_mobile.urdf, scripts/generate_pr2_mobile.py).
 NAMED_ROBOTS: dict[str, tuple[str, str, str]] = {
-    "pr2": ("pr2_description/urdf/pr2.urdf", "config/pr2_controllers.yaml", "config/pr2_simulator.yaml"),
+    "pr2": ("urdf/pr2_mobile.urdf", "config/pr2_controllers.yaml", "config/pr2_simulator.yaml"),
 }
+ERD_PACKAGE = "example-robot-data"
 
 
 def example_robot_data() -> Path | None:
@@ -77,17 +80,18 @@ def example_robot_data() -> Path | None:
     return cand if cand is not None and cand.is_dir() else None
 
 
-def named_robot(name: str) -> tuple[Path, Path, Path] | None:
-    """(description, controllers YAML, simulator YAML) of a --robot name in NAMED_ROBOTS; None for any other
-    value."""
+def named_robot(name: str) -> tuple[Path, Path, Path, Path] | None:
+    """(description, controllers YAML, simulator YAML, example-robot-data's package folder for the meshes' package://
+    URIs) of a --robot name in NAMED_ROBOTS; None for any other value."""
     entry = NAMED_ROBOTS.get(str(name).strip().lower())
     if entry is None:
         return None
     robots = example_robot_data()
-    if robots is None or not (robots / entry[0]).is_file():
-        raise BringupConfigError(f"robot '{name}' comes from example-robot-data ({entry[0]}), which is not installed "
-                                 "(pip install example-robot-data)")
-    return robots / entry[0], resolve_file(entry[1], "controllers YAML"), resolve_file(entry[2], "simulator YAML")
+    if robots is None:
+        raise BringupConfigError(f"robot '{name}' ({entry[0]}) takes its meshes from example-robot-data, which is "
+                                 "not installed (pip install example-robot-data)")
+    return (resolve_file(entry[0], "robot description"), resolve_file(entry[1], "controllers YAML"),
+            resolve_file(entry[2], "simulator YAML"), robots.parent)
 
 
 # --- locating files and executables -------------------------------------------------------------------------
@@ -200,6 +204,7 @@ class BringupOptions:
     rbc_config: Path | None = None
     spawn: bool = True  # False: no spawner runs (the user runs upstream's, or their own)
     world: Path | None = None  # a world file for the simulator (doc/world.md); None: the robot alone
+    package_dirs: tuple[Path, ...] = ()  # extra package:// roots every node loading the robot gets (a named robot's)
 
     @classmethod
     def create(cls, robot: str | Path | None = None, controllers: str | Path | None = None, mode: str = "topic",
@@ -211,15 +216,17 @@ class BringupOptions:
         if mode not in MODES:
             raise BringupConfigError(f"mode must be one of {', '.join(MODES)}, got '{mode}'")
         named = named_robot(str(robot)) if robot else None
+        package_dirs: tuple[Path, ...] = ()
         if named is not None:
             robot, controllers, simulator_config = named[0], controllers or named[1], simulator_config or named[2]
+            package_dirs = (named[3],)
         return cls(robot=resolve_file(robot or DEFAULT_ROBOT, "robot description"),
                    controllers=resolve_file(controllers or DEFAULT_CONTROLLERS, "controllers YAML"),
                    mode=mode, use_sim_time=as_bool(use_sim_time, "use_sim_time"), rbc=as_bool(rbc, "rbc"),
                    headless=as_bool(headless, "headless"),
                    simulator_config=resolve_file(simulator_config or SIMULATOR_CONFIG, "simulator YAML"),
                    rbc_config=resolve_file(rbc_config or RBC_CONFIG, "rbc YAML"), spawn=as_bool(spawn, "spawn"),
-                   world=resolve_file(world, "world file") if world else None)
+                   world=resolve_file(world, "world file") if world else None, package_dirs=package_dirs)
 
 
 @dataclass
@@ -317,11 +324,13 @@ def make_plan(options: BringupOptions) -> BringupPlan:
     o = options
     sim_time = {"use_sim_time": o.use_sim_time}
     simulator = None
-    cm_params: dict[str, Any] = {"robot_description_file": str(o.robot), "hardware_mode": o.mode, **sim_time}
+    packages = {"package_dirs": [str(d) for d in o.package_dirs]} if o.package_dirs else {}
+    cm_params: dict[str, Any] = {"robot_description_file": str(o.robot), "hardware_mode": o.mode, **sim_time,
+                                 **packages}
     if o.mode == "topic":
         assert o.simulator_config is not None
         cm_params["publish_robot_description"] = False  # the simulator publishes it
-        sim_params = {"urdf_path": str(o.robot), **({"world": str(o.world)} if o.world else {})}
+        sim_params = {"urdf_path": str(o.robot), **({"world": str(o.world)} if o.world else {}), **packages}
         simulator = NodeSpec("simulator", "simulator", (o.simulator_config,), sim_params)
     else:
         sim = node_parameters(o.simulator_config, "simulator") if o.simulator_config else {}
@@ -338,15 +347,15 @@ def make_plan(options: BringupOptions) -> BringupPlan:
     if o.rbc:
         remap = ((RAW_STATES_TOPIC, BROADCAST_STATES_TOPIC),) if o.mode == "embedded" else ()
         rbc = NodeSpec("rbc", "rbc", (o.rbc_config,) if o.rbc_config else (),
-                       {"urdf_path": str(o.robot), **sim_time}, remap)
+                       {"urdf_path": str(o.robot), **sim_time, **packages}, remap)
     return BringupPlan(o, simulator, cm, rbc, spawn_plan(o.controllers) if o.spawn else [])
 
 
-def robot_urdf_text(path: Path) -> str:
+def robot_urdf_text(path: Path, package_dirs: tuple[Path, ...] = ()) -> str:
     """The robot as URDF text (xacro expanded, .g converted), for nodes that only take a robot_description."""
     from robot_core.model import load_robot
 
-    robot = load_robot(str(path))
+    robot = load_robot(str(path), [str(d) for d in package_dirs] or None)
     if robot.urdf_xml:
         return robot.urdf_xml
     from robot_core.model.urdf_writer import write_urdf

@@ -184,7 +184,7 @@ class Bringup:
                 import yaml
 
                 params.write_text(yaml.safe_dump({"robot_state_publisher": {"ros__parameters": {
-                    "robot_description": robot_urdf_text(o.robot), "use_sim_time": o.use_sim_time}}}))
+                    "robot_description": robot_urdf_text(o.robot, o.package_dirs), "use_sim_time": o.use_sim_time}}}))
                 specs.append(NodeSpec("robot_state_publisher", rsp, (params,)))
             else:
                 notes.append("robot_state_publisher not installed: no /tf or /robot_description in embedded mode")

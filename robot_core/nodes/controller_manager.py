@@ -113,6 +113,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 
         self._declared = declare_specs(self, CONTROLLER_MANAGER_PARAMS, node_name)  # values as read at start
+        self._package_dirs: list[str] = list(self._declared.get("package_dirs") or [])
         declare_overrides(self)
         self.add_on_set_parameters_callback(self._check_settable)
         self.executor_ref: Any = None
@@ -222,7 +223,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         with self._init_lock:
             if self.core is not None:
                 return
-            robot = load_robot(description)
+            robot = load_robot(description, self._package_dirs or None)
             core = ControllerManagerCore(robot, self.update_rate, on_activity=self._on_activity,
                                          logger=RclpyLogAdapter(self.get_logger()))
             if robot.ros2_control:

@@ -88,6 +88,8 @@ CONTROLLER_MANAGER_PARAMS: tuple[P, ...] = (
     P("update_rate", "int", 100, "control loop rate (simulated seconds with use_sim_time)", minimum=1, unit="Hz"),
     P("robot_description", "string", "", "the URDF; empty: the robot_description topic (transient local)"),
     P("robot_description_file", "string", "", "a URDF / xacro / .g / MJCF file instead of robot_description"),
+    P("package_dirs", "string[]", [], "extra roots for package:// (besides the ament index, AMENT_PREFIX_PATH "
+      "and ROS_PACKAGE_PATH)"),
     P("publish_robot_description", "bool", True, "with robot_description_file: publish the robot as URDF text on "
       "/robot_description (transient local) for rqt, MoveIt, rviz"),
     P("hardware_mode", "string", "", "'' uses each <ros2_control> block's plugin; 'embedded' runs the physics in "

@@ -1,18 +1,21 @@
 """robot_core/CasterBaseController: a holonomic base on steerable casters (the PR2's kind), twist in, steering
 angles and wheel velocities out, odometry back.
 
-Each caster is a rotation joint about the vertical (position command interface) carrying a wheel joint (velocity
-command interface), its rotation axis at (``caster_x[i]``, ``caster_y[i]``) in the base frame, its wheel right
-under that axis (no trail). A body twist (vx, vy, wz) asks of caster i the ground velocity
-``v_i = (vx - wz y_i, vy + wz x_i)``: the caster steers to its direction and the wheel rolls at ``|v_i| / r``.
-A caster turns by at most 90 degrees: past that it steers to the opposite direction and the wheel runs backwards.
-While a caster is still turning its wheel is slowed by the cosine of the steering error (zero beyond 90 degrees),
-so it does not drag the base sideways; at (almost) no speed a caster keeps its angle.
+Each caster is a rotation joint about the vertical (position command interface) carrying one or more wheel joints
+(velocity command interfaces; the PR2 has two per caster), its rotation axis at (``caster_x[i]``, ``caster_y[i]``)
+in the base frame, its wheels on one axle under that axis (no trail), wheel j ``wheel_offsets[j]`` along the axle
+(the caster's y axis). A body twist (vx, vy, wz) asks of caster i the ground velocity
+``v_i = (vx - wz y_i, vy + wz x_i)``: the caster steers to its direction and its wheels roll at ``|v_i| / r``,
+less ``(wz + da_i/dt) d_j / r`` for a wheel off the axis (a caster turning on two wheels rolls them in opposite
+directions instead of dragging them). A caster turns by at most 90 degrees: past that it steers to the opposite
+direction and the wheels run backwards. While a caster is still turning its wheels' share of |v_i| is slowed by
+the cosine of the steering error (zero beyond 90 degrees), so it does not drag the base sideways; at (almost) no
+speed a caster keeps its angle.
 
-Odometry is the least-squares body twist that explains every caster's measured wheel speed along its measured
-steering angle, integrated in the odom frame. Commands older than ``cmd_vel_timeout`` stop the wheels (the
-casters keep their angles). Not modelled: the PR2's caster trail (its wheels sit behind the rotation axis) and its
-two wheels per caster; the table is :attr:`CasterBaseController.PARAMS`, rendered in doc/controllers/caster_base.md.
+Odometry is the least-squares body twist that explains every wheel's measured speed along its caster's measured
+angle (and no sideways slip of any caster), integrated in the odom frame. Commands older than ``cmd_vel_timeout``
+stop the wheels (the casters keep their angles). Not modelled: the PR2's caster trail (its wheels sit behind the
+rotation axis); the table is :attr:`CasterBaseController.PARAMS`, rendered in doc/controllers/caster_base.md.
 """
 
 from __future__ import annotations
@@ -30,8 +33,11 @@ PARAMS = (
     UPDATE_RATE,
     P("caster_names", "string[]", [], "the casters' rotation joints (vertical axis; position command and state "
       "interfaces); must not be empty"),
-    P("wheel_names", "string[]", [], "the wheel joint of each caster, in the same order (velocity command and "
-      "state interfaces)"),
+    P("wheel_names", "string[]", [], "the wheel joints, wheels_per_caster of them per caster, casters in the order "
+      "of caster_names (velocity command and state interfaces)"),
+    P("wheels_per_caster", "int", 1, "how many wheels each caster carries (the PR2: 2)", minimum=1),
+    P("wheel_offsets", "double[]", [], "each wheel's offset along its axle from the caster's rotation axis (the "
+      "caster's y axis, the wheel joint's axis), in the order of wheel_names; empty: all 0", unit="m"),
     P("caster_x", "double[]", [], "x of each caster's rotation axis in the base frame, in the same order", unit="m"),
     P("caster_y", "double[]", [], "y of each caster's rotation axis in the base frame, in the same order", unit="m"),
     P("wheel_radius", "double", 0.0, "wheel radius (must be > 0 at configure)", minimum=0.0, unit="m"),
@@ -98,14 +104,24 @@ def caster_commands(twist: tuple[float, float, float], xy: np.ndarray, current: 
     return angles, wheels
 
 
-def body_twist(xy: np.ndarray, angles: np.ndarray, wheel_velocities: np.ndarray, radius: float) -> np.ndarray:
-    """Least-squares (vx, vy, wz) from each caster's ground velocity r w_i (cos a_i, sin a_i)."""
-    rows, rhs = [], []
-    for (px, py), a, w in zip(xy, angles, wheel_velocities, strict=True):
-        v = radius * w
-        rows += [[1.0, 0.0, -py], [0.0, 1.0, px]]
-        rhs += [v * math.cos(a), v * math.sin(a)]
-    sol, *_ = np.linalg.lstsq(np.array(rows), np.array(rhs), rcond=None)
+def body_twist(xy: np.ndarray, angles: np.ndarray, wheel_velocities: np.ndarray, radius: float,
+               wheel_caster: np.ndarray | None = None, offsets: np.ndarray | None = None,
+               steer_rates: np.ndarray | None = None) -> np.ndarray:
+    """Least-squares (vx, vy, wz) from the wheels' rolling speeds r w_j along their casters' angles a_i and no
+    sideways slip of any caster. Wheel j sits on caster ``wheel_caster[j]`` (default: wheel i on caster i),
+    ``offsets[j]`` along the axle (default 0); ``steer_rates`` (da_i/dt, default 0) is the casters' turning, which
+    rolls an off-axis wheel by -da_i/dt d_j."""
+    n = len(angles)
+    owner = np.arange(n) if wheel_caster is None else wheel_caster
+    d = np.zeros(len(wheel_velocities)) if offsets is None else offsets
+    rate = np.zeros(n) if steer_rates is None else steer_rates
+    cos, sin = np.cos(angles), np.sin(angles)
+    px, py = xy[:, 0], xy[:, 1]
+    rows = [[cos[i], sin[i], px[i] * sin[i] - py[i] * cos[i] - d[j]] for j, i in enumerate(owner)]
+    rhs = [radius * w + rate[i] * d[j] for j, (i, w) in enumerate(zip(owner, wheel_velocities, strict=True))]
+    rows += [[-sin[i], cos[i], px[i] * cos[i] + py[i] * sin[i]] for i in range(n)]
+    rhs += [0.0] * n
+    sol, *_ = np.linalg.lstsq(np.array(rows, dtype=float), np.array(rhs, dtype=float), rcond=None)
     return sol
 
 
@@ -122,6 +138,8 @@ class CasterBaseController(Controller):
         p = self.params
         self.casters = p.str_list("caster_names", [])
         self.wheel_joints = p.str_list("wheel_names", [])
+        self.wheels_per_caster = p.int("wheels_per_caster", 1, min_value=1)
+        self.wheel_offsets = p.float_list("wheel_offsets", [])
         self.caster_x = p.float_list("caster_x", [])
         self.caster_y = p.float_list("caster_y", [])
         self.wheel_radius = p.float("wheel_radius", 0.0)
@@ -137,10 +155,16 @@ class CasterBaseController(Controller):
         n = len(self.casters)
         if n == 0:
             raise self.error("parameter 'caster_names' must name at least one caster rotation joint")
-        for name in ("wheel_names", "caster_x", "caster_y"):
-            value = {"wheel_names": self.wheel_joints, "caster_x": self.caster_x, "caster_y": self.caster_y}[name]
+        k = self.wheels_per_caster
+        if len(self.wheel_joints) != n * k:
+            raise self.error(f"parameter 'wheel_names' has {len(self.wheel_joints)} entries, caster_names {n} "
+                             f"with wheels_per_caster {k}: {n * k} expected")
+        for name, value in (("caster_x", self.caster_x), ("caster_y", self.caster_y)):
             if len(value) != n:
                 raise self.error(f"parameter '{name}' has {len(value)} entries, caster_names {n}: one per caster")
+        if self.wheel_offsets and len(self.wheel_offsets) != n * k:
+            raise self.error(f"parameter 'wheel_offsets' has {len(self.wheel_offsets)} entries, wheel_names "
+                             f"{n * k}: one per wheel (or none: all 0)")
         if not self.wheel_radius > 0.0:
             raise self.error(f"parameter 'wheel_radius' = {self.wheel_radius} must be > 0")
         if self.robot is not None:
@@ -156,13 +180,17 @@ class CasterBaseController(Controller):
         if n < 2:
             raise self.error("at least two casters are needed to tell the base's rotation from its motion")
         self.xy = np.column_stack([self.caster_x, self.caster_y]).astype(float)
+        self.wheel_caster = np.repeat(np.arange(n), k)
+        self.offsets = np.array(self.wheel_offsets or [0.0] * (n * k), dtype=float)
 
     # ------------------------------------------------------------------ interfaces
     def command_interface_configuration(self) -> list[str]:
         return [f"{c}/position" for c in self.casters] + [f"{w}/velocity" for w in self.wheel_joints]
 
     def state_interface_configuration(self) -> list[str]:
-        return [f"{c}/position" for c in self.casters] + [f"{w}/velocity" for w in self.wheel_joints]
+        """Casters' angles, wheels' velocities, then the casters' turning rates (for the off-axis wheels)."""
+        return ([f"{c}/position" for c in self.casters] + [f"{w}/velocity" for w in self.wheel_joints]
+                + [f"{c}/velocity" for c in self.casters])
 
     # ------------------------------------------------------------------ lifecycle
     def on_activate(self) -> None:
@@ -184,7 +212,7 @@ class CasterBaseController(Controller):
         n = len(self.casters)
         held = self.state_interfaces.get()[:n]
         angles = np.where(np.isfinite(held), held, 0.0) if self._angles is None else self._angles
-        self.command_interfaces.set(np.concatenate([angles, np.zeros(n)]))
+        self.command_interfaces.set(np.concatenate([angles, np.zeros(len(self.wheel_joints))]))
 
     # ------------------------------------------------------------------ input
     def set_command(self, vx: float, vy: float, wz: float, stamp: float | None = None) -> None:
@@ -212,20 +240,25 @@ class CasterBaseController(Controller):
                 self._command = None
             else:
                 twist = self._command[:3]
-        n = len(self.casters)
-        state = self.state_interfaces.get() if self.state_interfaces is not None else np.full(2 * n, np.nan)
-        measured, wheel_v = state[:n], state[n:]
+        n, m = len(self.casters), len(self.wheel_joints)
+        state = self.state_interfaces.get() if self.state_interfaces is not None else np.full(2 * n + m, np.nan)
+        measured, wheel_v, steer_rates = state[:n], state[n:n + m], state[n + m:]
         if np.all(np.isfinite(state)):
-            self._integrate(body_twist(self.xy, measured, wheel_v, self.wheel_radius), period)
+            self._integrate(body_twist(self.xy, measured, wheel_v, self.wheel_radius, self.wheel_caster,
+                                       self.offsets, steer_rates), period)
         if self._angles is None:
             if not np.all(np.isfinite(measured)):
                 return  # no feedback yet (a topic-based component before its first message)
             self._angles = measured.astype(float).copy()
         # steer on from the commanded angles (continuous); slow each wheel by how far its caster still is from them
-        angles, wheels = caster_commands(twist, self.xy, self._angles, self.wheel_radius, self.min_speed)
+        angles, rolling = caster_commands(twist, self.xy, self._angles, self.wheel_radius, self.min_speed)
         self._angles = angles
         if np.all(np.isfinite(measured)):
-            wheels = wheels * np.maximum(0.0, np.cos(angles - measured))
+            rolling = rolling * np.maximum(0.0, np.cos(angles - measured))
+        turning = np.full(n, twist[2])
+        if np.all(np.isfinite(steer_rates)):
+            turning = turning + steer_rates
+        wheels = rolling[self.wheel_caster] - turning[self.wheel_caster] * self.offsets / self.wheel_radius
         if self.command_interfaces is not None:
             self.command_interfaces.set(np.concatenate([angles, wheels]))
         if self._last_publish is None or time - self._last_publish >= 1.0 / self.publish_rate - 1e-9:

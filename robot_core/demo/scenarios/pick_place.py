@@ -11,9 +11,12 @@ traffic:
 4. the box's simulated pose (``/simulator/object_states``) judges the result: it must end 0.2 m +- 2 cm from
    where it started, upright on the table.
 
-Besides the runner's files it writes ``pick_place.png``: the tool's and the box's paths seen from above and from
-the side, with the pose at each step marked (a plot, not a rendering: the offscreen renderer draws the robot
-without the world's objects).
+Besides the runner's files it writes ``pick_place.png``: a filmstrip of six moments of the motion (start, at the
+box, lifted, carried, released, retreated), each the robot at its joint positions then and the world's boxes where
+the simulator had them, rendered offscreen by one camera and tiled (``pose_render.render_filmstrip``). Where no
+OpenGL backend renders, it is a plot instead (the tool's and the box's paths seen from above and from the side),
+its title saying why; summary.json's ``pick_place_png`` tells which it is. ``pick_place_paths.png`` is that plot
+in every case.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ ARM_JOINTS = [f"joint{i}" for i in range(1, 8)]
 BASE_LINK, TOOL_LINK = "base_link", "tcp"
 GRIPPER = "gripper_action_controller"
 FINGER = "finger_left_joint"
+WORLD = "config/worlds/table_top.yaml"
 BOX = "box_small"  # the 4 cm cube of table_top.yaml
 # m, world frame: 0.2 m at -120 degrees (towards the robot and to its right), 3 cm inside the table's edges and clear
 # of the other boxes; with the tool pointing down the arm reaches only to about x = 0.58 m, so not further out
@@ -43,6 +47,8 @@ HOVER = 0.12  # m above the box's centre when approaching and leaving
 RELEASE_HEIGHT = 0.005  # m: the box is let go this far above where it would rest
 OPEN, GRASP_EFFORT = 0.035, 2.0  # m per finger (the box is 4 cm wide), N
 LINE_STEP = 0.03  # m between the IK points of a straight tool move
+# the snapshots (labels of PickPlace.snapshot) the filmstrip shows
+FILMSTRIP = ("start", "down to the box", "lift", "carry", "release", "retreat")
 # tool z down, fingers closing along world y (the frame test/test_gripper_action_node.py grasps with)
 DOWN = np.array([[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]])
 SAMPLE_PERIOD = 0.1  # s of simulated time between the recorded path points (summary.json, pick_place.png)
@@ -55,7 +61,7 @@ class BoxWatch:
         from robot_core_interfaces.msg import ObjectStates
 
         self._lock = threading.Lock()
-        self._latest: dict[str, tuple[float, np.ndarray, float]] = {}  # name -> (t, position, speed)
+        self._latest: dict[str, tuple[float, np.ndarray, float]] = {}  # name -> (t, pose x y z qw qx qy qz, speed)
         self.path: list[tuple[float, list[float]]] = []
         demo.node.create_subscription(ObjectStates, "/simulator/object_states", self._on_states, 10)
 
@@ -63,15 +69,21 @@ class BoxWatch:
         t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         with self._lock:
             for o in msg.objects:
-                p, v = o.pose.position, o.twist.linear
-                self._latest[o.name] = (t, np.array([p.x, p.y, p.z]), math.sqrt(v.x ** 2 + v.y ** 2 + v.z ** 2))
+                p, q, v = o.pose.position, o.pose.orientation, o.twist.linear
+                self._latest[o.name] = (t, np.array([p.x, p.y, p.z, q.w, q.x, q.y, q.z]),
+                                        math.sqrt(v.x ** 2 + v.y ** 2 + v.z ** 2))
                 if o.name == BOX and (not self.path or t - self.path[-1][0] >= SAMPLE_PERIOD):
                     self.path.append((t, [p.x, p.y, p.z]))
 
     def position(self, name: str = BOX) -> np.ndarray | None:
         with self._lock:
             entry = self._latest.get(name)
-        return None if entry is None else entry[1].copy()
+        return None if entry is None else entry[1][:3].copy()
+
+    def poses(self) -> dict[str, list[float]]:
+        """Every object's latest pose (x, y, z, qw, qx, qy, qz)."""
+        with self._lock:
+            return {name: entry[1].tolist() for name, entry in self._latest.items()}
 
     def speed(self, name: str = BOX) -> float:
         with self._lock:
@@ -120,6 +132,7 @@ class PickPlace:
         self.chain = SerialKinematicChain(load_robot(str(robot_file)), BASE_LINK, TOOL_LINK)
         self.boxes = BoxWatch(demo)
         self.snapshots: list[dict[str, Any]] = []
+        self.finger: float | None = None  # m, the finger's position after the last gripper goal
 
     def arm_q(self) -> np.ndarray:
         current = self.demo.log.last_actual()
@@ -130,8 +143,12 @@ class PickPlace:
 
     def snapshot(self, label: str) -> None:
         box = self.boxes.position()
+        positions = {j: float(v) for j, v in zip(ARM_JOINTS, self.arm_q(), strict=True)}
+        if self.finger is not None and math.isfinite(self.finger):
+            positions[FINGER] = self.finger
         self.snapshots.append({"label": label, "t": self.demo.sim_now(), "tool": self.tool().tolist(),
-                               "box": None if box is None else box.tolist()})
+                               "box": None if box is None else box.tolist(), "positions": positions,
+                               "objects": self.boxes.poses()})
 
     def line_goal(self, end: np.ndarray, seconds: float) -> Any:
         """FollowJointTrajectory along the straight tool line from here to ``end`` (:func:`tool_line`), evenly
@@ -192,6 +209,7 @@ class PickPlace:
             run.destroy()
         t1 = self.demo.sim_now()
         finger = float(result.state.position[0]) if len(result.state.position) else math.nan
+        self.finger = finger
         held = bool(result.stalled) and not result.reached_goal
         ok = status == 4 and (held if expect_stall else bool(result.reached_goal))
         message = "" if ok else ("closed on nothing: the box was not between the fingers" if expect_stall
@@ -293,11 +311,45 @@ def run_steps(demo: DemoNode, n_steps: int, facts: dict[str, Any]) -> tuple[list
 
 
 def prepare(robot_file: Path, facts: dict[str, Any]) -> None:
+    from robot_core.bringup.plan import resolve_file
+
     facts["robot_file"] = str(robot_file)
+    facts["world_file"] = str(resolve_file(WORLD, "world file"))
 
 
-def write_plot(output: Path, facts: dict[str, Any]) -> dict[str, str]:
-    """``pick_place.png``: top view (x, y) and side view (x, z) of the tool's and the box's paths."""
+def write_outputs(output: Path, facts: dict[str, Any]) -> dict[str, str]:
+    """``pick_place.png``: the filmstrip, or the paths plot where nothing renders (see the module docstring);
+    ``pick_place_paths.png``: the paths plot."""
+    from robot_core.demo.pose_render import RenderError, render_with_fallback
+
+    plot = output / "pick_place_paths.png"
+    write_plot(plot, facts)
+    out = output / "pick_place.png"
+    snaps = {s["label"]: s for s in facts.get("snapshots") or [] if s.get("positions")}
+    frames = [{"positions": snaps[label]["positions"], "objects": snaps[label].get("objects") or {},
+               "caption": f"{k + 1}. {label} (t = {snaps[label]['t']:.1f} s)"}
+              for k, label in enumerate(lb for lb in FILMSTRIP if lb in snaps)]
+    world = facts.get("world_file")
+    reason = ""
+    if len(frames) < 4:
+        reason = f"only {len(frames)} of the filmstrip's moments were reached ({', '.join(FILMSTRIP)})"
+    else:
+        try:
+            rendered = render_with_fallback(facts["robot_file"], {}, out, world=world, frames=frames,
+                                            caption="robot_core pick and place: the example arm moves "
+                                            f"{BOX} {np.linalg.norm(PLACE_OFFSET):.2f} m (simulated poses, "
+                                            "rendered offscreen)")
+            facts["pick_place_png"] = f"filmstrip of {rendered['frames']} frames ({rendered['backend']})"
+            return {"pick_place": str(out), "pick_place_paths": str(plot)}
+        except RenderError as exc:
+            reason = f"no OpenGL backend rendered the filmstrip: {exc}"
+    write_plot(out, facts, note=f"a plot instead of a filmstrip: {reason}")
+    facts["pick_place_png"] = f"paths plot: {reason}"
+    return {"pick_place": str(out), "pick_place_paths": str(plot)}
+
+
+def write_plot(out: Path, facts: dict[str, Any], note: str = "") -> None:
+    """Top view (x, y) and side view (x, z) of the tool's and the box's paths into ``out``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -336,17 +388,15 @@ def write_plot(output: Path, facts: dict[str, Any]) -> dict[str, str]:
     side.set_title("from the side")
     legend = "; ".join(f"{k} {s['label']}" for k, s in enumerate(facts.get("snapshots") or []))
     top.legend(loc="upper left", fontsize=8)
-    fig.suptitle(f"robot_core pick and place: tool and box paths (numbers: the tool after each step)\n{legend}",
-                 fontsize=9)
-    out = output / "pick_place.png"
+    fig.suptitle(f"robot_core pick and place: tool and box paths (numbers: the tool after each step)\n{legend}"
+                 + (f"\n({note})" if note else ""), fontsize=9)
     fig.savefig(out, dpi=100)
     plt.close(fig)
-    return {"pick_place": str(out)}
 
 
 # 7 progress steps: bring-up (runner), 2-5 below, stopping the nodes and writing the outputs (runner).
 SCENARIO = Scenario(name="pick_place", subject="the example arm in the table_top world", joints=ARM_JOINTS, steps=7,
                     prepare=prepare, run=run_steps,
-                    bringup={"world": "config/worlds/table_top.yaml",
+                    bringup={"world": WORLD,
                              "controllers": "config/pick_place_controllers.yaml", "rbc": False},
-                    outputs=write_plot, modes=("topic",))  # the world is the simulator node's
+                    outputs=write_outputs, modes=("topic",))  # the world is the simulator node's
