@@ -86,18 +86,12 @@ from robot_core.physics.engine import CommandError, PhysicsDivergedError, Physic
 from robot_core.physics.link_transforms import LinkTransforms
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
 from robot_core.physics.scene import Scene, SceneSettings
-from robot_core.physics.world import (
-    Pose,
-    WorldSim,
-    check_position,
-    check_quaternion,
-    make_object,
-)
+from robot_core.physics.world import WorldSim
 from robot_core.ros.message_templates import DynamicJointStateBytes, retrying, stamped_template
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
 from robot_core.ros.serialized_template import SerializedTemplate, sentinels
 from robot_core.ros.sim_sensors import SimSensors
-from robot_core.ros.sim_world import WorldTopics
+from robot_core.ros.sim_world import WorldServices, WorldTopics, answer, contacts_message
 from robot_core.text import clip
 
 NODE_NAME = "simulator"
@@ -666,9 +660,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
     # ------------------------------------------------------------------ services
     def _make_services(self) -> None:
-        from robot_core_interfaces.srv import ApplyWrench, ResetSimulation, SetJointState, StepSimulation
+        from robot_core_interfaces.srv import ApplyWrench, SetJointState, StepSimulation
 
-        self.create_service(ResetSimulation, "~/reset", self._srv_reset)
         self.create_service(Trigger, "~/pause", self._srv_pause)
         self.create_service(Trigger, "~/resume", self._srv_resume)
         # Its own callback group: while a step request waits for the simulation thread, the executor answers the
@@ -681,33 +674,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
     def _answer(self, response: Any, fn: Callable[[], str], what: str) -> Any:
         """Run a service body on the simulation thread; errors become success=false with the reason."""
-        try:
-            response.message = self._call(fn) or ""
-            response.success = True
-        except (CommandError, ValueError, RuntimeError) as exc:
-            response.success = False
-            response.message = str(exc)
-            self._log.warning(f"{what} refused: {exc}")
-        except Exception as exc:  # a bug must not take the simulator down; say so loudly
-            response.success = False
-            response.message = f"internal error: {exc!r}"
-            self._log.error(f"{what} failed:\n{traceback.format_exc()}")
-        return response
-
-    def _srv_reset(self, request: Any, response: Any) -> Any:
-        names, positions = list(request.joint_names), list(request.positions)
-        keyframe = str(request.keyframe)
-
-        def reset() -> str:
-            if len(names) != len(positions):
-                raise ValueError(f"reset: {len(positions)} positions for {len(names)} joint_names")
-            state = self._world.reset(keyframe, dict(zip(names, positions, strict=True)) or None)
-            self._commands.clear()
-            self._interrupt_step("reset")
-            self._after_jump()
-            return f"reset to t=0, {state}{' with ' + ', '.join(names) + ' set' if names else ''}"
-
-        return self._answer(response, reset, "reset")
+        return answer(response, self._call, fn, what, self._log)
 
     def _srv_pause(self, request: Any, response: Any) -> Any:
         def pause() -> str:
@@ -805,11 +772,18 @@ class SimulatorNode(ReadOnlyReasons, Node):
                               if self.params["contacts_rate"] > 0 else None)
 
     def _make_world_services(self) -> None:
-        from robot_core_interfaces.srv import RemoveObject, SetObjectState, SpawnObject
+        """~/set_object_state, ~/spawn_object, ~/remove_object and ~/reset (robot_core.ros.sim_world), run on the
+        simulation thread between two steps."""
+        WorldServices(self, lambda: self._world, self._call, self._world_changed)
 
-        self.create_service(SetObjectState, "~/set_object_state", self._srv_set_object_state)
-        self.create_service(SpawnObject, "~/spawn_object", self._srv_spawn_object)
-        self.create_service(RemoveObject, "~/remove_object", self._srv_remove_object)
+    def _world_changed(self, kind: str) -> None:
+        """Simulation thread, after a world service changed the engine: tell everyone at once."""
+        if kind == "static" and self._tf_static_pub is not None:
+            self._publish_tf_static()
+        if kind == "reset":
+            self._commands.clear()
+            self._interrupt_step("reset")
+        self._after_jump()
 
     def _publish_objects(self) -> None:
         """Free objects' poses on /tf (world_frame -> object) and with their twists on ~/object_states."""
@@ -818,68 +792,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
                                                Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec))
 
     def _publish_contacts(self) -> None:
-        from robot_core_interfaces.msg import Contact, Contacts
-
-        msg = Contacts()
-        msg.header.stamp = Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec)
-        msg.header.frame_id = self.params["world_frame"]
-        for c in self.engine.contacts():
-            m = Contact(body1=c.body1, body2=c.body2, distance=float(c.distance))
-            m.position.x, m.position.y, m.position.z = (float(v) for v in c.position)
-            m.normal.x, m.normal.y, m.normal.z = (float(v) for v in c.normal)
-            m.force.x, m.force.y, m.force.z = (float(v) for v in c.force_world)
-            msg.contacts.append(m)
-        self._contacts_pub.publish(msg)
-
-    def _srv_set_object_state(self, request: Any, response: Any) -> Any:
-        name, pose, tw = str(request.name), request.pose, request.twist
-
-        def set_state() -> str:
-            q = pose.orientation
-            self._world.set_state(name, (pose.position.x, pose.position.y, pose.position.z), (q.w, q.x, q.y, q.z),
-                                  (tw.linear.x, tw.linear.y, tw.linear.z), (tw.angular.x, tw.angular.y, tw.angular.z))
-            self._after_jump()
-            return f"object '{name}' set"
-
-        return self._answer(response, set_state, "set_object_state")
-
-    def _srv_spawn_object(self, request: Any, response: Any) -> Any:
-        r = request
-
-        def spawn() -> str:
-            what = f"spawn_object '{clip(str(r.name))}'"
-            pos, q = r.pose.position, r.pose.orientation
-            pose = Pose(check_position((pos.x, pos.y, pos.z), f"{what}: position"),
-                        check_quaternion((q.w, q.x, q.y, q.z), f"{what}: orientation", strict=True))
-            c = r.color
-            color = None if (c.r, c.g, c.b, c.a) == (0.0, 0.0, 0.0, 0.0) else (c.r, c.g, c.b, c.a)
-            for label, value in (("mass", r.mass), ("density", r.density)):
-                if not (math.isfinite(value) and value >= 0.0):
-                    raise ValueError(f"{what}: {label} must be positive (0: not given), got {value}")
-            obj = make_object(str(r.name), str(r.shape), list(r.size) or None, pose=pose,
-                              mass=float(r.mass) or None, density=float(r.density) or None, color=color,
-                              fixed=bool(r.fixed), friction=list(r.friction) or None, mesh=str(r.mesh) or None,
-                              where="spawn request")
-            self._world.spawn(obj)
-            if obj.fixed and self._tf_static_pub is not None:
-                self._publish_tf_static()
-            self._after_jump()
-            return f"spawned {'fixed' if obj.fixed else 'free'} {obj.shape} '{obj.name}'"
-
-        return self._answer(response, spawn, "spawn_object")
-
-    def _srv_remove_object(self, request: Any, response: Any) -> Any:
-        name = str(request.name)
-
-        def remove() -> str:
-            fixed = name in self._world.objects and self._world.objects[name].fixed
-            self._world.remove(name)
-            if fixed and self._tf_static_pub is not None:
-                self._publish_tf_static()
-            self._after_jump()
-            return f"removed '{name}'"
-
-        return self._answer(response, remove, "remove_object")
+        stamp = Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec)
+        self._contacts_pub.publish(contacts_message(self.engine.contacts(), stamp, self.params["world_frame"]))
 
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:

@@ -1,6 +1,7 @@
-"""The world's topics, shared by the simulator node and the embedded controller manager: the free objects' poses
-and twists on ``~/object_states`` (robot_core_interfaces/ObjectStates) and on /tf (world_frame -> object), and the
-static frames of a placed robot and of the scenery for /tf_static.
+"""The world's topics and services, shared by the simulator node and the embedded controller manager: the free
+objects' poses and twists on ``~/object_states`` (robot_core_interfaces/ObjectStates) and on /tf (world_frame ->
+object), the static frames of a placed robot and of the scenery for /tf_static, ``~/contacts`` messages, and the
+services ``~/set_object_state``, ``~/spawn_object``, ``~/remove_object`` and ``~/reset`` (:class:`WorldServices`).
 
 Why one module: both ways of simulating publish the same world (:mod:`robot_core.physics.scene`); the messages
 must be the same whichever node sends them (doc/world.md).
@@ -8,15 +9,33 @@ must be the same whichever node sends them (doc/world.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import math
+import traceback
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from robot_core.physics.world import ObjectState, Pose, WorldSim
+from robot_core.physics.world import (
+    ObjectState,
+    Pose,
+    WorldError,
+    WorldObject,
+    WorldSim,
+    check_position,
+    check_quaternion,
+    make_object,
+)
+from robot_core.text import clip
+
+if TYPE_CHECKING:
+    from robot_core.physics.engine import Contact
+
+# runs a change of the engine where that is safe and returns its result (WorldServices)
+Run = Callable[[Callable[[], str]], str]
 
 STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -93,3 +112,131 @@ class WorldTopics:
             if obj.fixed:
                 out.append(pose_transform(frame, name, world.pose(name), stamp))
         return out
+
+
+def contacts_message(contacts: Sequence[Contact], stamp: Time, frame: str) -> Any:
+    """robot_core_interfaces/Contacts of the engine's active contacts (forces on body2, world frame)."""
+    from robot_core_interfaces.msg import Contact as ContactMsg
+    from robot_core_interfaces.msg import Contacts
+
+    msg = Contacts()
+    msg.header.stamp, msg.header.frame_id = stamp, frame
+    for c in contacts:
+        m = ContactMsg(body1=c.body1, body2=c.body2, distance=float(c.distance))
+        m.position.x, m.position.y, m.position.z = (float(v) for v in c.position)
+        m.normal.x, m.normal.y, m.normal.z = (float(v) for v in c.normal)
+        m.force.x, m.force.y, m.force.z = (float(v) for v in c.force_world)
+        msg.contacts.append(m)
+    return msg
+
+
+def spawn_request_object(r: Any) -> WorldObject:
+    """The WorldObject a robot_core_interfaces/SpawnObject request describes, validated (WorldError says why not)."""
+    what = f"spawn_object '{clip(str(r.name))}'"
+    pos, q = r.pose.position, r.pose.orientation
+    pose = Pose(check_position((pos.x, pos.y, pos.z), f"{what}: position"),
+                check_quaternion((q.w, q.x, q.y, q.z), f"{what}: orientation", strict=True))
+    c = r.color
+    color = None if (c.r, c.g, c.b, c.a) == (0.0, 0.0, 0.0, 0.0) else (c.r, c.g, c.b, c.a)
+    for label, value in (("mass", r.mass), ("density", r.density)):
+        if not (math.isfinite(value) and value >= 0.0):
+            raise WorldError(f"{what}: {label} must be positive (0: not given), got {value}")
+    return make_object(str(r.name), str(r.shape), list(r.size) or None, pose=pose, mass=float(r.mass) or None,
+                       density=float(r.density) or None, color=color, fixed=bool(r.fixed),
+                       friction=list(r.friction) or None, mesh=str(r.mesh) or None, where="spawn request")
+
+
+def answer(response: Any, run: Run, fn: Callable[[], str], what: str, log: Any) -> Any:
+    """A service body run through ``run``; a refusal (ValueError, which CommandError and WorldError are, or
+    RuntimeError) becomes success=false with the reason, logged; a bug too, loudly, and the node stays up."""
+    try:
+        response.message = run(fn) or ""
+        response.success = True
+    except (ValueError, RuntimeError) as exc:
+        response.success, response.message = False, str(exc)
+        log.warning(f"{what} refused: {exc}")
+    except Exception as exc:
+        response.success, response.message = False, f"internal error: {exc!r}"
+        log.error(f"{what} failed:\n{traceback.format_exc()}")
+    return response
+
+
+class WorldServices:
+    """The world's services on ``node``, one implementation for the simulator node and the embedded controller
+    manager: ``~/set_object_state``, ``~/spawn_object``, ``~/remove_object`` and ``~/reset`` (ResetSimulation:
+    back to t = 0 at the initial state or a keyframe, joint positions overriding it).
+
+    ``world()``: the running WorldSim (None before the robot is loaded: requests are refused). ``run(fn)``: runs
+    ``fn`` where the engine may change and returns its result -- the simulator's simulation thread between two
+    steps, the manager's cycle gate between two control cycles (a model rebuild must never meet a step).
+    ``changed(kind)``, called inside ``run`` after a change: ``state`` (an object teleported), ``model`` (the
+    model was rebuilt: arrays of the engine's data are new), ``static`` (rebuilt, and a fixed object came or went:
+    /tf_static changes), ``reset`` (time back to 0)."""
+
+    def __init__(self, node: Node, world: Callable[[], WorldSim | None], run: Run, changed: Callable[[str], None],
+                 *, callback_group: Any = None):
+        from robot_core_interfaces.srv import RemoveObject, ResetSimulation, SetObjectState, SpawnObject
+
+        self._world, self._run, self._changed = world, run, changed
+        self._log = node.get_logger()
+        for srv_type, name, cb in ((SetObjectState, "set_object_state", self._set_object_state),
+                                   (SpawnObject, "spawn_object", self._spawn_object),
+                                   (RemoveObject, "remove_object", self._remove_object),
+                                   (ResetSimulation, "reset", self._reset)):
+            node.create_service(srv_type, f"~/{name}", cb, callback_group=callback_group)
+
+    def _sim(self) -> WorldSim:
+        world = self._world()
+        if world is None:
+            raise RuntimeError("the simulation is not running yet (no robot description)")
+        return world
+
+    def _answer(self, response: Any, fn: Callable[[], str], what: str) -> Any:
+        return answer(response, self._run, fn, what, self._log)
+
+    def _set_object_state(self, request: Any, response: Any) -> Any:
+        name, pose, tw = str(request.name), request.pose, request.twist
+
+        def set_state() -> str:
+            q = pose.orientation
+            self._sim().set_state(name, (pose.position.x, pose.position.y, pose.position.z), (q.w, q.x, q.y, q.z),
+                                  (tw.linear.x, tw.linear.y, tw.linear.z), (tw.angular.x, tw.angular.y, tw.angular.z))
+            self._changed("state")
+            return f"object '{name}' set"
+
+        return self._answer(response, set_state, "set_object_state")
+
+    def _spawn_object(self, request: Any, response: Any) -> Any:
+        def spawn() -> str:
+            world = self._sim()
+            obj = spawn_request_object(request)
+            world.spawn(obj)
+            self._changed("static" if obj.fixed else "model")
+            return f"spawned {'fixed' if obj.fixed else 'free'} {obj.shape} '{obj.name}'"
+
+        return self._answer(response, spawn, "spawn_object")
+
+    def _remove_object(self, request: Any, response: Any) -> Any:
+        name = str(request.name)
+
+        def remove() -> str:
+            world = self._sim()
+            fixed = name in world.objects and world.objects[name].fixed
+            world.remove(name)
+            self._changed("static" if fixed else "model")
+            return f"removed '{name}'"
+
+        return self._answer(response, remove, "remove_object")
+
+    def _reset(self, request: Any, response: Any) -> Any:
+        names, positions = list(request.joint_names), list(request.positions)
+        keyframe = str(request.keyframe)
+
+        def reset() -> str:
+            if len(names) != len(positions):
+                raise ValueError(f"reset: {len(positions)} positions for {len(names)} joint_names")
+            state = self._sim().reset(keyframe, dict(zip(names, positions, strict=True)) or None)
+            self._changed("reset")
+            return f"reset to t=0, {state}{' with ' + ', '.join(names) + ' set' if names else ''}"
+
+        return self._answer(response, reset, "reset")
