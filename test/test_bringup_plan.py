@@ -122,6 +122,19 @@ def test_embedded_mode_moves_the_simulator_settings_into_the_controller_manager(
         **p, "publish_robot_description": None}
 
 
+def test_embedded_mobile_robots_get_a_free_base_on_a_floor_with_their_start_pose_and_gains():
+    """The simulator YAML of a mobile robot reaches the embedded manager: fixed_base, floor, the PR2's start pose
+    and the diff drive's wheel gains (nested maps as dotted names: gains.<joint>.kv)."""
+    diff = make_plan(BringupOptions.create(robot=REPO / "urdf" / "diff_drive.urdf", mode="embedded", rbc="false",
+                                           simulator_config=REPO / "config" / "diff_drive_simulator.yaml"))
+    p = diff.controller_manager.parameters
+    assert p["fixed_base"] is False and p["floor"] is True
+    assert p["gains.left_wheel_joint.kv"] == 10.0 and p["gains.right_wheel_joint.kv"] == 10.0
+    pr2 = make_plan(BringupOptions.create(robot="pr2", mode="embedded", rbc="false")).controller_manager.parameters
+    assert pr2["fixed_base"] is False and pr2["floor"] is True
+    assert pr2["initial_positions.torso_lift_joint"] == 0.2 and pr2["initial_positions.r_shoulder_lift_joint"] == 1.1
+
+
 def test_ros_arguments_keep_node_names_and_quote_values():
     spec = NodeSpec("x", "x", (Path("/a.yaml"),), {"flag": True, "rate": 2.0, "path": "/p q", "topic": "a:b",
                                                     "empty": "", "names": ["a", "b"]}, (("/s", "/t"),))

@@ -3,7 +3,8 @@ urdf/pr2_mobile.urdf) comes up in topic mode with every controller of config/pr2
 actuator interfaces of its transmissions listed, an arm's trajectory goal succeeds, and the base commanded
 (0.3, 0.2, 0.5) on /base_controller/cmd_vel moves that way in x, y and yaw: measured from the simulator's ground
 truth (its /tf of base_footprint, simulated time) once the casters have turned, printed, within 10 %. Prints the
-simulator's achieved real-time factor (the full PR2 costs CPU on a 2-core machine).
+simulator's achieved real-time factor (the full PR2 costs CPU on a 2-core machine). In embedded mode the base
+drives the same way on the manager's own physics.
 """
 
 from __future__ import annotations
@@ -67,11 +68,37 @@ def body_twist(samples: list[tuple[float, float, float, float]]) -> tuple[float,
     return dx / span, dy / span, dyaw / span
 
 
+def drive_base(node, what: str) -> None:
+    """(0.3, 0.2, 0.5) on /base_controller/cmd_vel at 20 Hz: 2 s of simulated time for the casters to turn, then 3 s
+    measured on the ground truth (/tf of base_footprint), within 10 %."""
+    from geometry_msgs.msg import TwistStamped
+
+    truth = GroundTruth(node)
+    wait_for(lambda: truth.samples, 30, "the ground truth /tf of base_footprint")
+    cmd_pub = node.create_publisher(TwistStamped, "/base_controller/cmd_vel", 10)
+
+    def send() -> None:
+        msg = TwistStamped()
+        msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z = BASE_COMMAND
+        cmd_pub.publish(msg)
+
+    timer = node.create_timer(0.05, send)
+    start = truth.samples[-1][0]
+    wait_for(lambda: truth.samples[-1][0] - start > 5.0, 120, "5 s of simulated time driving the base")
+    node.destroy_timer(timer)
+    window = truth.since(start + 2.0)
+    measured = body_twist(window)
+    print(f"PR2 base ({what}) commanded (vx, vy, wz) = {BASE_COMMAND}; ground truth over "
+          f"{window[-1][0] - window[0][0]:.2f} s of simulated time: ({measured[0]:.3f} m/s, {measured[1]:.3f} m/s, "
+          f"{measured[2]:.3f} rad/s)")
+    for got, want in zip(measured, BASE_COMMAND, strict=True):
+        assert abs(got - want) <= 0.1 * abs(want), (measured, BASE_COMMAND)
+
+
 def test_pr2_bringup_all_controllers_active_an_arm_goal_succeeds_and_the_base_drives(ros, processes, erd_robots):
     from builtin_interfaces.msg import Duration
     from control_msgs.action import FollowJointTrajectory
     from controller_manager_msgs.srv import ListControllers, ListHardwareInterfaces
-    from geometry_msgs.msg import TwistStamped
     from robot_core_interfaces.msg import SimulatorStatus
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectoryPoint
@@ -125,27 +152,32 @@ def test_pr2_bringup_all_controllers_active_an_arm_goal_succeeds_and_the_base_dr
     print(f"PR2 topic mode (sim dt 1 ms, manager 100 Hz): achieved real-time factor median "
           f"{statistics.median(rtf):.2f} (min {min(rtf):.2f}, max {max(rtf):.2f}) over {len(rtf)} status messages")
 
-    # the base: (0.3, 0.2, 0.5) at 20 Hz; 2 s of simulated time for the casters to turn, then 3 s measured
-    truth = GroundTruth(node)
-    wait_for(lambda: truth.samples, 30, "the simulator's /tf of base_footprint")
-    cmd_pub = node.create_publisher(TwistStamped, "/base_controller/cmd_vel", 10)
+    drive_base(node, "topic mode, the simulator's ground truth")
 
-    def send() -> None:
-        msg = TwistStamped()
-        msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z = BASE_COMMAND
-        cmd_pub.publish(msg)
+    proc.proc.send_signal(signal.SIGINT)
+    assert proc.proc.wait(timeout=60) == 0, proc.output()[-3000:]
+    wait_for(lambda: not processes_with_marker(marker), 10, "every bringup process to be gone")
 
-    timer = node.create_timer(0.05, send)
-    start = truth.samples[-1][0]
-    wait_for(lambda: truth.samples[-1][0] - start > 5.0, 120, "5 s of simulated time driving the base")
-    node.destroy_timer(timer)
-    window = truth.since(start + 2.0)
-    measured = body_twist(window)
-    print(f"PR2 base commanded (vx, vy, wz) = {BASE_COMMAND}; ground truth over {window[-1][0] - window[0][0]:.2f} "
-          f"s of simulated time: ({measured[0]:.3f} m/s, {measured[1]:.3f} m/s, {measured[2]:.3f} rad/s)")
-    for got, want in zip(measured, BASE_COMMAND, strict=True):
-        assert abs(got - want) <= 0.1 * abs(want), (measured, BASE_COMMAND)
 
+def test_pr2_embedded_starts_in_its_pose_and_the_base_drives(ros, processes, erd_robots):
+    """`--mode embedded`: the manager's physics floats the base on a floor (fixed_base: false, floor: true of
+    config/pr2_simulator.yaml), starts in its start pose (initial_positions) and publishes the base's ground truth
+    (world -> base_footprint on /tf), as the simulator node does."""
+    from sensor_msgs.msg import JointState
+
+    marker = f"test-bringup-pr2-embedded-{uuid.uuid4().hex}"
+    proc = NodeProcess.console_script("robot-core", "bringup", "--robot", "pr2", "--mode", "embedded", "--no-rbc",
+                                      "--headless", env={MARKER_ENV: marker})
+    processes.append(proc)
+    proc.wait_for_output(READY_PREFIX, timeout=240)
+    node = ros.node("pr2_embedded_client")
+    seen: list[JointState] = []
+    node.create_subscription(JointState, "/joint_states", seen.append, 10)
+    wait_for(lambda: seen, 30, "/joint_states")
+    names = list(seen[-1].name)
+    for joint, start in (("r_shoulder_lift_joint", 1.1), ("torso_lift_joint", 0.2)):
+        assert abs(seen[-1].position[names.index(joint)] - start) < 0.05, (joint, seen[-1].position)
+    drive_base(node, "embedded mode, the manager's ground truth")
     proc.proc.send_signal(signal.SIGINT)
     assert proc.proc.wait(timeout=60) == 0, proc.output()[-3000:]
     wait_for(lambda: not processes_with_marker(marker), 10, "every bringup process to be gone")

@@ -8,8 +8,9 @@ Both ways of starting robot_core read this one plan, so `ros2 launch robot_core 
   following ``/clock``) in two processes;
 * ``embedded`` mode: ``controller_manager`` with the physics engine in-process (it publishes ``/clock``, and with
   a world the objects and the description's cameras and lasers); the simulator settings of ``simulator.yaml``
-  that apply (timestep, real-time factor, start paused, and the scene's: sensors, sensor_rates, cameras, lasers,
-  base_pose, keyframes, floor, tf_rate, world_frame) are passed on;
+  that apply (timestep, real-time factor, start paused, fixed_base, initial_positions, gains, contacts_rate, and
+  the scene's: sensors, sensor_rates, cameras, lasers, base_pose, keyframes, floor, tf_rate, world_frame) are
+  passed on;
 * ``rbc`` (optional) reading the ``<rbc>`` tags of the same robot file; in embedded mode nobody publishes the
   raw ``/robot_joint_states``, so its state vars are remapped onto the broadcaster's ``/joint_states`` (the
   coupler matches JointState entries by joint name);
@@ -46,7 +47,9 @@ EMBEDDED_SIM_PARAMS = {"timestep": "sim_timestep", "real_time_factor": "real_tim
                        "sensors": "sensors", "sensor_rates": "sensor_rates", "tf_rate": "tf_rate",
                        "world_frame": "world_frame", "noise_seed": "noise_seed", "mjcf_cameras": "mjcf_cameras",
                        "mjcf_camera_width": "mjcf_camera_width", "mjcf_camera_height": "mjcf_camera_height",
-                       "mjcf_camera_rate": "mjcf_camera_rate", "sensor_topics": "sensor_topics"}
+                       "mjcf_camera_rate": "mjcf_camera_rate", "sensor_topics": "sensor_topics",
+                       "fixed_base": "fixed_base", "contacts_rate": "contacts_rate",
+                       "initial_positions": "initial_positions", "gains": "gains"}
 RAW_STATES_TOPIC = "/robot_joint_states"
 BROADCAST_STATES_TOPIC = "/joint_states"
 
@@ -319,6 +322,14 @@ def spawn_plan(controllers_yaml: Path) -> list[SpawnStep]:
     return steps
 
 
+def _flatten(value: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """A nested YAML map as dotted parameter names: gains: {wheel: {kv: 10}} -> gains.wheel.kv."""
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        out.update(_flatten(v, f"{prefix}.{k}") if isinstance(v, Mapping) else {f"{prefix}.{k}": v})
+    return out
+
+
 def make_plan(options: BringupOptions) -> BringupPlan:
     """The nodes and spawner runs for ``options`` (see the module docstring)."""
     o = options
@@ -337,7 +348,7 @@ def make_plan(options: BringupOptions) -> BringupPlan:
         for key, cm_key in EMBEDDED_SIM_PARAMS.items():
             value = sim.get(key)
             if isinstance(value, dict):  # a family such as sensor_rates: {camera: 2.0} -> sensor_rates.camera
-                cm_params.update({f"{cm_key}.{k}": v for k, v in value.items()})
+                cm_params.update(_flatten(value, cm_key))
             elif key in sim:
                 cm_params[cm_key] = value
         if o.world:

@@ -52,6 +52,7 @@ class InProcessSimulatorComponent(HardwareComponent):
         self.engine = engine
         self.engine_options = dict(engine_options or {})
         self._carry = 0.0
+        self._read_maps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # set at configure
 
     @property
     def sim_time(self) -> float:
@@ -84,14 +85,8 @@ class InProcessSimulatorComponent(HardwareComponent):
                     raise ControlError(f"hardware component '{self.name}': joint '{j.name}': command interface "
                                        f"'{ci}' is not supported by the simulator (position, velocity, "
                                        f"acceleration, effort)")
+        self._bind_state_buffers()
         s_index = {n: i for i, n in enumerate(self.state_names)}
-        self._read_maps = []
-        for field, (buffer, address) in zip(("position", "velocity", "effort"), eng.state_buffers(), strict=True):
-            pairs = [(names.index(j.name), s_index[f"{j.name}/{field}"]) for j in joints
-                     if f"{j.name}/{field}" in s_index]
-            if pairs:
-                src = np.asarray(address)[np.array([p[0] for p in pairs], dtype=np.intp)]
-                self._read_maps.append((buffer, src, np.array([p[1] for p in pairs], dtype=np.intp)))
         sensor_index = {n: i for i, n in enumerate(eng.sensor_names)}
         missing = [f"{s.name}/{i}" for s in self.info.sensors for i in s.state_names()
                    if f"{s.name}/{i}" not in sensor_index]
@@ -114,6 +109,32 @@ class InProcessSimulatorComponent(HardwareComponent):
         self._accel = AccelerationToVelocity(self._cmd_joints, self.command_names, self.state_names)
         self._accel_targets: dict[bytes, tuple[list[str], Any]] = {}
         self.read(0.0, 0.0)
+
+    def _bind_state_buffers(self) -> None:
+        """(engine array, source index, state index) per field: the engine's live arrays, gathered every read."""
+        eng = self.engine
+        names = list(eng.joint_names)
+        s_index = {n: i for i, n in enumerate(self.state_names)}
+        self._read_maps = []
+        for field, (buffer, address) in zip(("position", "velocity", "effort"), eng.state_buffers(), strict=True):
+            pairs = [(names.index(j.name), s_index[f"{j.name}/{field}"]) for j in self.info.joints
+                     if f"{j.name}/{field}" in s_index]
+            if pairs:
+                src = np.asarray(address)[np.array([p[0] for p in pairs], dtype=np.intp)]
+                self._read_maps.append((buffer, src, np.array([p[1] for p in pairs], dtype=np.intp)))
+
+    def on_engine_changed(self, kind: str) -> None:
+        """The engine was changed between two cycles by a world service (robot_core.ros.sim_world.WorldServices):
+        ``model``/``static``, a rebuild (spawn, remove), replaces the arrays ``read`` gathers from; ``reset`` puts
+        time back to 0, so the step remainder carried between cycles is dropped. The state interfaces follow at
+        once, so nothing reads the old state after the change."""
+        if kind == "reset":
+            self._carry = 0.0
+        if self.engine is None or self._read_maps is None:
+            return  # not configured yet: on_configure binds the engine as it is then
+        if kind in ("model", "static"):
+            self._bind_state_buffers()
+        self.read(self.sim_time, 0.0)
 
     def read(self, time: float, period: float) -> None:
         if self.engine is None:

@@ -17,7 +17,9 @@ configure_controller, switch_controller, cleanup_controller, unload_controller, 
 list_hardware_components, list_hardware_interfaces, set_hardware_component_state; robot_core's own:
 ``~/loop_statistics`` and ``~/reset_loop_statistics`` (std_srvs/Trigger; JSON in ``message``), and in embedded
 mode ``~/pause_simulation``, ``~/resume_simulation`` (Trigger) and ``~/step_simulation``
-(robot_core_interfaces/StepSimulation, ``steps`` control cycles).
+(robot_core_interfaces/StepSimulation, ``steps`` control cycles), and the world's ``~/set_object_state``,
+``~/spawn_object``, ``~/remove_object`` and ``~/reset`` (robot_core.ros.sim_world.WorldServices, as the simulator
+node's; they change the engine between two control cycles).
 
 Topics: ``~/activity`` (ControllerManagerActivity, reliable, transient local, depth 1) on every change;
 the topic-based components' command/state topics and ``/clock`` (received, or published in embedded mode) on
@@ -273,7 +275,9 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
                                    f"(already running '{self.embedded.name}')")
             kwargs["timestep"] = float(self.get_parameter("sim_timestep").value)
             scene = self._scene(robot)
-            kwargs["engine_options"] = scene.engine_options(robot, robot.fixed_base or robot.root_link == "world")
+            fixed = bool(self._declared["fixed_base"]) or robot.root_link == "world"
+            kwargs["engine_options"] = {**scene.engine_options(robot, fixed), "fixed_base": fixed,
+                                        **self._engine_families()}
         component = create_component(info, robot, plugin if plugin != info.plugin else None, **kwargs)
         if isinstance(component, TopicBasedComponent):
             self.io.bridge_topic_component(component)
@@ -297,6 +301,29 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
             rates[key] = float(v)
         p["sensor_rates"] = rates
         return p
+
+    def _engine_families(self) -> dict[str, Any]:
+        """Embedded mode: ``initial_positions.<joint>`` and ``gains.<joint>.<kp|kd|kv>``, as the simulator node
+        reads them (PhysicsEngine checks the joints)."""
+        def number(name: str, v: Any) -> float:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ControlError(f"parameter '{name}' = {v!r} must be a number")
+            return float(v)
+
+        out: dict[str, Any] = {}
+        initial = {k: number(f"initial_positions.{k}", v.value)
+                   for k, v in self.get_parameters_by_prefix("initial_positions").items()}
+        if initial:
+            out["initial_positions"] = initial
+        gains: dict[str, dict[str, float]] = {}
+        for key, v in self.get_parameters_by_prefix("gains").items():
+            joint, _, gain = key.rpartition(".")
+            if not joint or gain not in ("kp", "kd", "kv"):
+                raise ControlError(f"parameter 'gains.{key}' must be named gains.<joint>.<kp|kd|kv>")
+            gains.setdefault(joint, {})[gain] = number(f"gains.{key}", v.value)
+        if gains:
+            out["gains"] = gains
+        return out
 
     def _scene(self, robot: Any) -> Any:
         """The embedded physics' world, placed base and cameras (robot_core.physics.scene), warnings to the log;
@@ -339,12 +366,21 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         outputs = EmbeddedScene(self, scene, world, robot, self.outbox.post,
                                 world_frame=str(self._declared["world_frame"]),
                                 tf_rate=float(self._declared["tf_rate"]),
-                                lasers=bool(self._declared["lasers"]), log_error=log.error,
-                                between_cycles=self.gate.helper, callback_group=self._service_group)
+                                lasers=bool(self._declared["lasers"]),
+                                contacts_rate=float(self._declared["contacts_rate"]), log_error=log.error,
+                                between_cycles=self.gate.helper, after_change=self._engine_changed,
+                                callback_group=self._service_group)
         text = outputs.describe()
         if text:
             log.info(f"embedded simulation: {text}")
         self.embedded_scene = outputs
+
+    def _engine_changed(self, kind: str) -> None:
+        """Between two cycles, after a world service changed the embedded engine: the component follows; after a
+        reset /clock says the new time at once."""
+        self.embedded.on_engine_changed(kind)
+        if kind == "reset":
+            self.outbox.post("clock", self._publish_clock, self.embedded.sim_time)
 
     def _initial_hardware_state(self, name: str) -> State:
         """Upstream's ``hardware_components_initial_state.{unconfigured,inactive}`` lists; default active."""

@@ -104,12 +104,20 @@ CONTROLLER_MANAGER_PARAMS: tuple[P, ...] = (
     P("sim_timestep", "double", 0.001, "embedded mode: physics step", minimum=0.0, exclusive_min=True, unit="s"),
     *(replace(spec, description=f"embedded mode: {spec.description}") for spec in SCENE_PARAMS
       if spec.name != "keyframes"),
-    P("keyframes", "string", "", "embedded mode: a YAML file with a keyframes: section (as in a world file); read "
-      "and checked at start, used by nothing yet (the manager has no reset service)"),
-    P("tf_rate", "double", 50.0, "embedded mode with a world: rate of the free objects' /tf and ~/object_states, "
-      "simulated time (whole control cycles)", minimum=0.0, exclusive_min=True, unit="Hz"),
+    P("keyframes", "string", "", "embedded mode: a YAML file with a keyframes: section (as in a world file) for "
+      "~/reset, besides the world file's own"),
+    P("fixed_base", "bool", True, "embedded mode: weld the root link to the world (false: free base, e.g. a mobile "
+      "robot on a floor; its pose is on /tf as world_frame -> root)"),
+    P("contacts_rate", "double", 0.0, "embedded mode: ~/contacts rate, simulated time (whole control cycles); "
+      "0 = off", minimum=0.0, unit="Hz"),
+    P("tf_rate", "double", 50.0, "embedded mode: rate of the free objects' and a free base's /tf and of "
+      "~/object_states, simulated time (whole control cycles)", minimum=0.0, exclusive_min=True, unit="Hz"),
     P("world_frame", "string", "world", "embedded mode: the world's tf frame (parent of the objects and of a "
       "placed robot's root)"),
+    P("initial_positions.<joint>", "double", None, "embedded mode: start (and reset) position of a joint, as the "
+      "simulator's; in YAML a map initial_positions: {joint1: 0.3}", unit="rad or m", family=True),
+    P("gains.<joint>.<kp|kd|kv>", "double", None, "embedded mode: servo gains overriding the engine's tuned ones, "
+      "as the simulator's", family=True),
     P("overrun_report_period", "double", 5.0, "at most one overrun warning per this many seconds",
       read_only=False, minimum=0.0, unit="s"),
     P("publisher_duty_cycle", "double", 0.5, "share of wall time the thread publishing controller outputs and "

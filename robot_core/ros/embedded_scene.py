@@ -7,8 +7,11 @@ simulator node, from the same code: the free objects through :class:`robot_core.
 (``~/object_states`` of the manager's node and /tf), the cameras and lasers through
 :class:`robot_core.ros.sim_sensors.SimSensors` (``<name>/image_raw``, ``<name>/camera_info``,
 ``<name>/depth/image_raw``, ``<name>/scan``), the static frames (world -> placed root, fixed objects, sensor frames)
-once on /tf_static; ``~/set_object_state`` (robot_core_interfaces/SetObjectState) teleports a free object between
-two control cycles, as the simulator node's does.
+once on /tf_static, a free base's pose (world -> root link) on /tf with the objects, ``~/contacts`` at
+``contacts_rate``; the world's services (robot_core.ros.sim_world.WorldServices: ``~/set_object_state``,
+``~/spawn_object``, ``~/remove_object``, ``~/reset`` with an optional keyframe) change the engine between two
+control cycles (the manager's cycle gate), and the hardware component follows (``after_change``: a rebuilt model
+has new state arrays; a reset puts time back to 0, as the simulator node's does).
 
 Threads: :meth:`EmbeddedScene.after_cycle` runs in the control loop; it only reads the engine (the objects' state,
 a laser's ray casts, a copy of ``qpos`` for the camera thread) and hands messages to the manager's outbox, which
@@ -30,9 +33,17 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from robot_core.model.robot_model import RobotModel
 from robot_core.physics.pacing import steps_per_period
 from robot_core.physics.scene import Scene
-from robot_core.physics.world import WorldSim
+from robot_core.physics.world import Pose, WorldSim
 from robot_core.ros.sim_sensors import SimSensors, crossed
-from robot_core.ros.sim_world import WorldTopics, tf_message_type, time_msg
+from robot_core.ros.sim_world import (
+    STATE_QOS,
+    WorldServices,
+    WorldTopics,
+    contacts_message,
+    pose_transform,
+    tf_message_type,
+    time_msg,
+)
 
 TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -47,9 +58,9 @@ class EmbeddedScene:
 
     def __init__(self, node: Node, scene: Scene, world: WorldSim, robot: RobotModel, post: Post, *,
                  world_frame: str = "world", tf_rate: float = 50.0, lasers: bool = True,
-                 log_error: Callable[[str], None] | None = None,
+                 contacts_rate: float = 0.0, log_error: Callable[[str], None] | None = None,
                  between_cycles: Callable[[], contextlib.AbstractContextManager[None]] | None = None,
-                 callback_group: Any = None):
+                 after_change: Callable[[str], None] | None = None, callback_group: Any = None):
         engine = world.engine
         self.engine, self.world, self.scene = engine, world, scene
         self._post = post
@@ -61,31 +72,37 @@ class EmbeddedScene:
                                   lasers=lasers, log_error=log_error, seed=scene.seed,
                                   topics=scene.settings.sensor_topics)
         self._objects_period = steps_per_period(tf_rate, engine.timestep)
+        self._contacts_period = steps_per_period(contacts_rate, engine.timestep) if contacts_rate > 0 else 0
+        self._contacts_pub = None
+        if self._contacts_period:
+            from robot_core_interfaces.msg import Contacts
+
+            self._contacts_pub = node.create_publisher(Contacts, "~/contacts", STATE_QOS)
+        self._world_frame = world_frame
+        self._root = robot.root_link
         self._has_free = bool(world.free_objects)
         self._last = 0
         self._between_cycles = between_cycles or contextlib.nullcontext
-        self._log = node.get_logger()
+        self._after_change = after_change
         self._publish_static()
-        if world.objects:
-            from robot_core_interfaces.srv import SetObjectState
+        WorldServices(node, lambda: self.world, self._run, self._changed, callback_group=callback_group)
 
-            node.create_service(SetObjectState, "~/set_object_state", self._srv_set_object_state,
-                                callback_group=callback_group)
+    def _run(self, fn: Callable[[], str]) -> str:
+        """A world service's change of the engine, between two control cycles."""
+        with self._between_cycles():
+            return fn()
 
-    def _srv_set_object_state(self, request: Any, response: Any) -> Any:
-        """Teleport a free object (pose + twist), between two control cycles; refusals say why, nothing moves."""
-        name, pose, tw = str(request.name), request.pose, request.twist
-        q = pose.orientation
-        try:
-            with self._between_cycles():
-                self.world.set_state(name, (pose.position.x, pose.position.y, pose.position.z), (q.w, q.x, q.y, q.z),
-                                     (tw.linear.x, tw.linear.y, tw.linear.z),
-                                     (tw.angular.x, tw.angular.y, tw.angular.z))
-            response.success, response.message = True, f"object '{name}' set"
-        except ValueError as exc:  # CommandError is one: unknown name, NaN, a quaternion that is not unit
-            response.success, response.message = False, str(exc)
-            self._log.warning(f"set_object_state refused: {exc}")
-        return response
+    def _changed(self, kind: str) -> None:
+        """Between two cycles, after a world service changed the engine: the hardware component follows
+        (``after_change``), /tf_static is sent again when a fixed object came or went, and the objects' new state
+        goes out at once (a paused simulation publishes nothing by itself)."""
+        if self._after_change is not None:
+            self._after_change(kind)
+        self._has_free = bool(self.world.free_objects)
+        if kind == "static":
+            self._publish_static()
+        ns = self.engine.step_count * self._dt_ns
+        self._post("object_states", self._publish_objects, (self.world.states(), self._base_pose(), ns))
 
     def describe(self) -> str:
         """One line for the manager's log: the world, its objects and the sensors simulated."""
@@ -102,14 +119,31 @@ class EmbeddedScene:
         count = engine.step_count
         ns = count * self._dt_ns
         last, self._last = self._last, count
-        if self._has_free and crossed(last, count, self._objects_period):
-            self._post("object_states", self._publish_objects, (self.world.states(), ns))
+        if (self._has_free or not engine.fixed_base) and crossed(last, count, self._objects_period):
+            self._post("object_states", self._publish_objects, (self.world.states(), self._base_pose(), ns))
+        if self._contacts_period and crossed(last, count, self._contacts_period):
+            self._post("contacts", self._publish_contacts, (engine.contacts(), ns))
         if self.sensors:
             self.sensors.on_tick(engine.model, engine.data, count, ns, post=self._post)
 
-    def _publish_objects(self, item: tuple[list[Any], int]) -> None:
-        states, ns = item
-        self.topics.publish_objects(states, time_msg(ns))
+    def _base_pose(self) -> Pose | None:
+        """A free base's pose in the world (ground truth, as the simulator node's world_frame -> root on /tf)."""
+        if self.engine.fixed_base:
+            return None
+        p = self.engine.base_pose()
+        return Pose((float(p[0]), float(p[1]), float(p[2])), (float(p[3]), float(p[4]), float(p[5]), float(p[6])))
+
+    def _publish_objects(self, item: tuple[list[Any], Pose | None, int]) -> None:
+        states, base, ns = item
+        stamp = time_msg(ns)
+        self.topics.publish_objects(states, stamp)
+        if base is not None:
+            self._tf_pub.publish(tf_message_type()(transforms=[pose_transform(self._world_frame, self._root, base,
+                                                                               stamp)]))
+
+    def _publish_contacts(self, item: tuple[list[Any], int]) -> None:
+        contacts, ns = item
+        self._contacts_pub.publish(contacts_message(contacts, time_msg(ns), self._world_frame))
 
     def _publish_static(self) -> None:
         stamp = time_msg(0)
