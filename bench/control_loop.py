@@ -15,8 +15,9 @@ Rows, all measured in this run on an isolated ROS domain:
 * ``full PR2, embedded, 1 kHz`` -- the same embedded node with the whole PR2 (urdf/pr2_mobile.urdf, 45 actuated
   joints) and every controller of config/pr2_controllers.yaml active (broadcaster, both arms', torso and head
   JTCs, both grippers, the caster base), update_rate 1000: the right arm's JTC follows goals back and forth and
-  the base controller gets a twist at 10 Hz (its wheels turn in the air: embedded mode welds the base and has no
-  floor). Compared with the arm-only anchor of the same run (p99/anchor);
+  the base controller gets a twist at 10 Hz (its wheels turn in the air: the manager runs with the default
+  fixed_base and no floor, unlike ``--robot pr2 --mode embedded``). Compared with the arm-only anchor of the same
+  run (p99/anchor);
 * ``with cpu_dma_latency:=0`` -- the floor, the anchor and the embedded row again while a PM QoS request keeps
   idle CPUs polling (the manager's opt-in parameter; the request is system-wide, so this process holds it for
   the anchors too). Skipped where /dev/cpu_dma_latency is not writable.
