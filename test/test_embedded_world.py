@@ -77,3 +77,21 @@ def test_state_interfaces_follow_a_rebuilt_model_and_a_reset():
     assert (q["joint2"], q["joint4"]) == pytest.approx((0.3, 1.2))
     run(cm, component, 3)
     assert component.sim_time == pytest.approx(0.03)
+
+
+def test_a_reset_under_an_active_trajectory_controller_holds_the_keyframe_pose():
+    """The reset puts time back to 0; the manager sees the jump (as after a simulator reset in topic mode) and the
+    trajectory controller holds the pose after the reset instead of pulling the arm back."""
+    cm, component, world = embedded_arm()
+    cm.load_controller("jtc", "joint_trajectory_controller/JointTrajectoryController", {
+        "joints": ARM, "command_interfaces": ["position"], "state_interfaces": ["position", "velocity"]})
+    cm.configure_controller("jtc")
+    assert cm.switch_controller(["jtc"], [], Strictness.STRICT).ok
+    run(cm, component, 50)
+    assert positions(cm)[3] == pytest.approx(1.9, abs=0.01)  # rc_arm's start pose
+    world.reset("home")
+    component.on_engine_changed("reset")
+    run(cm, component, 100)
+    q = dict(zip(ARM, positions(cm), strict=True))
+    assert (q["joint2"], q["joint4"]) == pytest.approx((0.3, 1.2), abs=2e-3)
+    assert component.sim_time == pytest.approx(1.0)
