@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -46,6 +47,7 @@ class Rig:
         self.coupler = Coupler(load_robot(urdf.read_text()), stale_timeout=0.5)
         self.q = {"joint1": 0.0, "joint2": 0.0}
         self.started = []
+        self.cycles = 0
         self.env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
 
     def create(self, type_name: str, name: str, **spec):
@@ -55,6 +57,7 @@ class Rig:
         return remote
 
     def cycle(self) -> None:
+        self.cycles += 1
         now = time.monotonic()
         self.coupler.on_message(TOPIC, JointState(name=list(self.q), position=list(self.q.values())), now)
         self.coupler.update(now)
@@ -118,6 +121,30 @@ def test_joint_reacher_process_reaches_its_goal_and_destroy_ends_it(rig):
     assert rig.coupler.l2_ctrl("list_re").names == []
     rig.run_until(lambda: jr.proc.poll() is not None, 10, "the JR process to exit")
     assert jr.proc.returncode == 0
+
+
+def test_sigkill_mid_goal_drops_the_reacher_within_a_cycle_and_the_other_keeps_going(rig):
+    a = rig.create("JR", "JRa", params={"joints": ["joint1"], "max_velocity": 0.2},
+                   goal={"positions": {"joint1": 1.0}, "timeout": 60.0})
+    b = rig.create("JR", "JRb", params={"joints": ["joint2"], "max_velocity": 0.2},
+                   goal={"positions": {"joint2": 1.0}, "timeout": 60.0})
+    rig.run_until(lambda: a.ready and b.ready, 60, "both JR processes to be ready")
+    rig.run_until(lambda: rig.q["joint1"] > 0.05 and rig.q["joint2"] > 0.05, 30, "both joints moving")
+    before, cycles = rig.q["joint1"], rig.cycles
+    os.kill(a.pid, signal.SIGKILL)
+    killed = time.monotonic()
+    rig.run_until(lambda: rig.coupler.lost, 5, "the coupler to notice")
+    noticed = time.monotonic() - killed
+    held = rig.q["joint1"]
+    cycles = rig.cycles - cycles
+    assert rig.coupler.l2_ctrl("list_re").names == ["JRb"]
+    assert "signal SIGKILL" in rig.coupler.lost[0][1] and "JRa" in rig.coupler.lost[0][1]
+    j2 = rig.q["joint2"]
+    rig.run_until(lambda: rig.q["joint2"] > j2 + 0.05, 30, "the other reacher to keep moving its joint")
+    assert rig.q["joint1"] == held
+    print(f"SIGKILL noticed after {noticed * 1000:.1f} ms ({cycles} coupler cycles of 10 ms); joint1 moved "
+          f"{held - before:.4f} rad meanwhile, then held at {held:.4f}")
+    assert noticed < 0.1
 
 
 def test_an_extender_output_is_a_shared_var_for_instances_created_after_it(rig):

@@ -8,6 +8,8 @@ rbc node sent on ``/fake_driver/commands``), so nothing but the rbc node and its
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -118,3 +120,41 @@ def test_a_reacher_process_serves_its_node_reaches_and_ends_on_destroy(client, r
     assert client.l2_ctrl("destroy_re", name="JR0").success
     assert list(client.l2_ctrl("list_re").names) == []
     wait_for(lambda: _gone(pid), 30, f"instance process {pid} to end after destroy_re")
+
+
+def test_sigkill_of_a_reacher_process_mid_goal_the_robot_holds_and_the_rest_runs(client, rbc_proc):
+    from robot_core_interfaces.action import JointReach
+
+    pids = {}
+    for name, joint in (("JRa", "joint1"), ("JRb", "joint2")):
+        res = client.l2_ctrl("create_re", "JR", name)
+        assert res.success, res.message
+        pids[name] = _pid(res.message)
+        results = client.set_params(name, joints=[joint], max_velocity=0.3)
+        assert all(r.successful for r in results), [r.reason for r in results]
+    goal_a = Goal(client, JointReach, "/JRa/reach", joint_goal(["joint1"], [1.2], timeout=120.0))
+    goal_b = Goal(client, JointReach, "/JRb/reach", joint_goal(["joint2"], [0.9], precision=0.003, timeout=120.0))
+    assert goal_a.accepted and goal_b.accepted
+    servo = client.servo
+    wait_for(lambda: servo.q[0] > 0.1 and servo.q[1] > 0.1, 60, "both joints moving")
+    os.kill(pids["JRa"], signal.SIGKILL)
+    killed = time.monotonic()
+    wait_for(lambda: list(client.l2_ctrl("list_re").names) == ["JRb"], 30, "list_re without the killed reacher")
+    listed_gone = time.monotonic() - killed
+    with servo.lock:
+        held = servo.q[0]
+    # joint1 holds from then on while joint2 keeps going to its goal, which succeeds
+    result_b = goal_b.result(60)
+    assert result_b.success, result_b.message
+    with servo.lock:
+        after = [(t, q) for t, q in servo.commands if t >= killed]
+        assert servo.q[0] == held
+    changes = [t for (t, q), (_, prev) in zip(after[1:], after, strict=False) if q[0] != prev[0]]
+    hold_latency = (changes[-1] - killed) if changes else 0.0
+    print(f"reacher process killed mid-goal: joint1's q_ref changed {len(changes)} more time(s) (coupler at "
+          f"100 Hz), the last {hold_latency * 1000:.1f} ms after the SIGKILL; held at {held:.4f}; list_re showed it "
+          f"gone {listed_gone * 1000:.0f} ms after the SIGKILL (service round trip included)")
+    assert len(changes) <= 10, "the robot did not hold within 10 coupler cycles (100 ms)"
+    # the killed reacher's goal: its server went with its process
+    wait_for(lambda: not goal_a.ac.server_is_ready(), 30, "the killed reacher's action server gone")
+    assert "signal SIGKILL" in rbc_proc.output()
