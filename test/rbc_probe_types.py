@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import numpy as np
+
 from robot_core.rbc.extenders.extender import Extender
 from robot_core.rbc.instance import ParamSpec, UpdateResult
 
@@ -21,8 +23,12 @@ class Probe(Extender):
 
 class ProbeReader(Extender):
     TYPE_NAME = "ProbeReader"
-    PARAMS = (ParamSpec("source", "str", "P0", "instance whose 'value' is read"),)
-    SHARED_OUTPUTS: ClassVar[dict[str, int]] = {"seen": 2}
+    PARAMS = (ParamSpec("source", "str", "P0", "instance whose shared output is read"),
+              ParamSpec("key", "str", "value", "which of its shared outputs"))
+    SHARED_OUTPUTS: ClassVar[dict[str, int]] = {"seen": 6}
 
     def update(self, now: float, dt: float, state: Any) -> UpdateResult:
-        return UpdateResult(derived={"seen": state.shared(self.params["source"], "value")})
+        value = np.full(6, np.nan)
+        got = state.shared(self.params["source"], self.params["key"])[:6]
+        value[:len(got)] = got
+        return UpdateResult(derived={"seen": value})

@@ -148,12 +148,15 @@ def test_sigkill_of_a_reacher_process_mid_goal_the_robot_holds_and_the_rest_runs
     assert result_b.success, result_b.message
     with servo.lock:
         after = [(t, q) for t, q in servo.commands if t >= killed]
+        before = [(t, q) for t, q in servo.commands if killed - 0.1 <= t < killed]
         assert servo.q[0] == held
     changes = [t for (t, q), (_, prev) in zip(after[1:], after, strict=False) if q[0] != prev[0]]
     hold_latency = (changes[-1] - killed) if changes else 0.0
+    moving_before = sum(q[0] != prev[0] for (_, q), (_, prev) in zip(before[1:], before, strict=False))
     print(f"reacher process killed mid-goal: joint1's q_ref changed {len(changes)} more time(s) (coupler at "
           f"100 Hz), the last {hold_latency * 1000:.1f} ms after the SIGKILL; held at {held:.4f}; list_re showed it "
-          f"gone {listed_gone * 1000:.0f} ms after the SIGKILL (service round trip included)")
+          f"gone {listed_gone * 1000:.0f} ms after the SIGKILL (service round trip included); in the 100 ms before "
+          f"the kill it changed {moving_before} times")
     assert len(changes) <= 10, "the robot did not hold within 10 coupler cycles (100 ms)"
     # the killed reacher's goal: its server went with its process
     wait_for(lambda: not goal_a.ac.server_is_ready(), 30, "the killed reacher's action server gone")

@@ -34,6 +34,7 @@ from robot_core.rbc.errors import RbcParamError, RbcVarError
 from robot_core.rbc.instance import ABORTED, ACTIVE, RbcInstance, UpdateResult
 from robot_core.rbc.instance_process import (
     HANG_TIMEOUT,
+    MAX_OUTPUT_AGE,
     STOP_GRACE,
     RemoteInstance,
     rate_contributions,
@@ -100,6 +101,7 @@ class Coupler:
         self.shared_state: SharedState | None = None
         self.lost: list[tuple[str, str]] = []  # (instance, reason) of processes that died; the node drains it
         self.hang_timeout = HANG_TIMEOUT
+        self.max_output_age = MAX_OUTPUT_AGE
 
     # --- topics ---------------------------------------------------------------------------------
     def subscriptions(self) -> list[tuple[str, type]]:
@@ -159,7 +161,7 @@ class Coupler:
                 self.events.append(text)
                 continue
             was_quiet = remote.quiet
-            out = remote.contribution(now, self.hang_timeout)
+            out = remote.contribution(now, self.hang_timeout, self.max_output_age)
             if remote.quiet and not was_quiet:
                 self.events.append(f"{remote.label()} has not stepped for {self.hang_timeout:g} s: its outputs are "
                                    f"ignored until it steps again")

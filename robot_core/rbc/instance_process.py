@@ -13,8 +13,10 @@ How they talk (no ROS between them):
   End of file (the coupler destroyed the instance, or died) ends the process;
 * the coupler checks each cycle whether a process has exited (``Popen.poll``). A process that died (e.g.
   SIGKILL) is dropped at once: from that cycle on it contributes nothing, so position references hold and
-  velocity-like vars go to zero, and ``list_re`` no longer shows it. A process that is alive but has not
-  stepped for ``hang_timeout`` s contributes nothing until it steps again.
+  velocity-like vars go to zero, and ``list_re`` no longer shows it. Its last outputs are used for at most
+  MAX_OUTPUT_AGE s without a newer step (on a loaded machine the kernel may take longer than that to finish a
+  killed process), so the robot holds within that time even before the exit is seen; a process that steps
+  late is held the same way until it steps again, and reported once it was quiet for ``hang_timeout`` s.
 
 The process itself is started from an argv the caller gives (the rbc node passes its instance-node
 programme, which serves the instance's action and parameters), with the JSON spec appended. ROS-free.
@@ -43,7 +45,9 @@ from robot_core.rbc.registry import register, resolve_type
 from robot_core.rbc.shared_table import SharedOutputs, SharedState, cmd_keys
 from robot_core.rbc.var_table import VarTable, VarView
 
-HANG_TIMEOUT = 0.25  # s without a step after which a live process's outputs are ignored
+HANG_TIMEOUT = 0.25  # s without a step after which a process is reported quiet
+MAX_OUTPUT_AGE = 0.05  # s an output is used for without a newer step: then the robot holds (a killed process
+# stops stepping at once, but the kernel may take a while to finish it where the coupler can see it exited)
 STOP_GRACE = 2.0  # s a process has after end of file before it is killed
 
 
@@ -98,8 +102,9 @@ class RemoteInstance:
         with contextlib.suppress(BlockingIOError, BrokenPipeError, OSError):
             os.write(self._fd, b"\0")
 
-    def contribution(self, now: float, hang_timeout: float = HANG_TIMEOUT) -> tuple[float, np.ndarray] | None:
-        """(weight, rates) of the latest step, or None while the process is quiet or not ready."""
+    def contribution(self, now: float, hang_timeout: float = HANG_TIMEOUT,
+                     max_age: float = MAX_OUTPUT_AGE) -> tuple[float, np.ndarray] | None:
+        """(weight, rates) of the latest step, or None when it is older than ``max_age`` s or not ready."""
         beat, weight, rates = self.outputs.read()
         if beat < 1:  # still starting up
             self._beat_time = now
@@ -108,7 +113,7 @@ class RemoteInstance:
             self._last_beat, self._beat_time, self.quiet = beat, now, False
         elif now - self._beat_time > hang_timeout:
             self.quiet = True
-        if self.quiet:
+        if self.quiet or now - self._beat_time > max_age:
             return None
         return weight, rates
 
