@@ -120,6 +120,14 @@ def test_a_reacher_process_serves_its_node_reaches_and_ends_on_destroy(client, r
     assert client.l2_ctrl("destroy_re", name="JR0").success
     assert list(client.l2_ctrl("list_re").names) == []
     wait_for(lambda: _gone(pid), 30, f"instance process {pid} to end after destroy_re")
+    # destroyed and created again at once: a new process serves the name
+    assert client.l2_ctrl("create_re", "JR", "JR0").success
+    res = client.l2_ctrl("destroy_re", name="JR0")
+    assert res.success
+    res = client.l2_ctrl("create_re", "JR", "JR0")
+    assert res.success, res.message
+    assert _pid(res.message) != pid and list(client.l2_ctrl("list_re").names) == ["JR0"]
+    assert all(r.successful for r in client.set_params("JR0", joints=JOINTS))
 
 
 def test_sigkill_of_a_reacher_process_mid_goal_the_robot_holds_and_the_rest_runs(client, rbc_proc):

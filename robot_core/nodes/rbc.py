@@ -462,9 +462,14 @@ class RbcNode(ReadOnlyReasons, Node):
         except Exception as exc:
             return L2Result(False, f"instance name '{clip(name)}' is not a valid ROS node name: "
                                    f"{clip(str(exc).splitlines()[0], 200)}")
-        known = {**self.coupler.instances(), **self.coupler.remotes()}
+        with self._lock:
+            known = {**self.coupler.instances(), **self.coupler.remotes()}
+            replacing = name in self.coupler.stopping()
+        if replacing:  # re-created right after destroy_re: the old process goes first (its node with it)
+            self.coupler.finish_stopping(name)
         if name not in known:
-            clash = graph_clash(name, self.get_namespace(), self.get_node_names_and_namespaces(), set())
+            clash = graph_clash(name, self.get_namespace(), self.get_node_names_and_namespaces(),
+                                {name} if replacing else set())
             if clash:
                 return L2Result(False, clash)
         if self._description_file is None:

@@ -337,6 +337,19 @@ class Coupler:
         self._remotes[name] = remote
         return remote
 
+    def stopping(self) -> list[str]:
+        """Names of destroyed instance processes that have not exited yet."""
+        return [r.name for r, _ in self._stopping]
+
+    def finish_stopping(self, name: str, timeout: float = STOP_GRACE) -> None:
+        """Wait up to ``timeout`` s for the destroyed process ``name`` to exit, then kill it: a new instance of
+        that name must not meet the old one's node on the graph.
+        Safe beside a running cycle: it only waits for the process; the cycle frees its block."""
+        for remote, _ in [e for e in list(self._stopping) if e[0].name == name]:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                remote.proc.wait(timeout=timeout)
+            remote.kill()
+
     def remote(self, name: str) -> RemoteInstance | None:
         return self._remotes.get(name)
 
