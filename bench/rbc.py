@@ -7,7 +7,7 @@ topics of two message types: ``q`` from ``/bench/joint_states`` (sensor_msgs/Joi
 name), ``qd`` and ``tau`` from ``/bench/velocities`` and ``/bench/efforts`` (std_msgs/Float64MultiArray ``data``,
 by index).
 
-Tables:
+Tables (3 alone: ``--only-reachers``):
 
 1. **In-process cost (no DDS)**: ``time.process_time`` over N cycles of exactly what the node does per cycle
    of 1 kHz input: three ``Coupler.on_message`` calls, three ``aggregate_joint_state`` outputs (the node
@@ -22,6 +22,13 @@ Tables:
    is the process under test's user+system time from /proc over the measuring window, per input cycle (3
    messages). Rounds alternate the processes; the round with the best median latency of each is shown (the
    machine may be shared, so absolute numbers move with its load).
+3. **Reachers in one process vs as processes**: one robot with two 6-joint arms, a VectorField on each arm
+   (goals far enough that both fields work for the whole run), the coupler stepped at ``--rate`` Hz in this
+   process on a perfect position servo (q = q_ref, no DDS, so only the reachers' cost and where it runs
+   differ): the two reachers in the coupler's process, or as two instance processes on the shared-memory var
+   table (``instance_processes: true``). Cycle = wall time of one ``on_message`` + ``step`` (p50, p99; ``late``
+   = cycles that overran their period); CPU = this process plus the instance processes. The anchor is the raw
+   rclpy echo of table 2, measured in the same run (its p99 is its input -> output latency).
 """
 
 from __future__ import annotations
@@ -146,6 +153,157 @@ def in_process(cycles: int) -> list[CpuRow]:
             fn(1.0 + k * 1e-3)
         rows.append(CpuRow(label, (time.process_time() - t0) / cycles * 1e6, note))
     return rows
+
+
+# --- 3. reachers in one process vs as processes ---------------------------------------------------------------
+ARM_JOINTS = 6
+ARM_AXES = ("0 0 1", "0 1 0", "0 1 0", "1 0 0", "0 1 0", "0 0 1")
+REACH_STATES, REACH_COMMANDS = "/bench/arms/joint_states", "/bench/arms/commands"
+
+
+def two_arm_urdf() -> str:
+    """One robot, two 6-joint chains (arms ``a`` and ``b``) on one base; q in from, q_ref out to JointState topics."""
+    parts = ['<?xml version="1.0"?>', '<robot name="rbc_two_arms">', '  <link name="base_link"/>']
+    index = 0
+    for arm, y in (("a", 0.3), ("b", -0.3)):
+        for i in range(ARM_JOINTS):
+            link, parent = f"{arm}_link{i}", ("base_link" if i == 0 else f"{arm}_link{i - 1}")
+            origin = f"0 {y} 0.1" if i == 0 else "0 0 0.15"
+            parts.append(f'  <link name="{link}"><inertial><mass value="1.0"/>'
+                         '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+            parts.append(f'  <joint name="{arm}_j{i}" type="revolute"><parent link="{parent}"/><child link="{link}"/>'
+                         f'<origin xyz="{origin}"/><axis xyz="{ARM_AXES[i]}"/>'
+                         '<limit lower="-3" upper="3" effort="10" velocity="2"/>')
+            parts.append('    <rbc node="bench_arms">')
+            for var, kind, topic in (("q", "state", REACH_STATES), ("q_ref", "cmd", REACH_COMMANDS)):
+                parts.append(f'      <var name="{var}" init="0.0" topic="{topic}" type="{kind}"><msg '
+                             f'type="sensor_msgs/msg/JointState" field="position" field_array="true" '
+                             f'index="{index}" index_type="float"/></var>')
+            parts.append("    </rbc>")
+            parts.append("  </joint>")
+            index += 1
+    parts.append("</robot>")
+    return "\n".join(parts)
+
+
+@dataclass
+class ReachRow:
+    label: str
+    cycles: int
+    p50: float
+    p99: float
+    late: int
+    cpu_percent: float
+    cpu_us_per_cycle: float
+    moved: float
+
+
+def _vf_setup(arm: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Parameters and a goal that keep the arm's field busy for the whole run (far, slow, no timeout)."""
+    params = {"base_link": "base_link", "end_link": f"{arm}_link{ARM_JOINTS - 1}", "max_linear_speed": 0.02,
+              "max_angular_speed": 0.05, "timeout": 0.0}
+    y = 0.3 if arm == "a" else -0.3
+    goal = {"position": [0.35, y, 0.55], "orientation": [0.0, 0.0, 0.0, 1.0], "timeout": math.inf}
+    return params, goal
+
+
+def reach_round(label: str, mode: str, n_reachers: int, rate: float, warmup: float, seconds: float,
+                tmp: Path) -> ReachRow:
+    """The coupler stepped at ``rate`` Hz on a perfect position servo (q = q_ref), with VF reachers on the two
+    arms in this process (``mode`` 'in-process') or as instance processes on shared memory ('processes')."""
+    from sensor_msgs.msg import JointState
+
+    from robot_core.model import load_robot
+    from robot_core.rbc.coupler import Coupler
+    from robot_core.rbc.instance_process import CHILD_ARGV, goal_from_json
+
+    text = two_arm_urdf()
+    description = tmp / "two_arms.urdf"
+    description.write_text(text)
+    coupler = Coupler(load_robot(text), stale_timeout=0.5, max_position_lead=None)
+    joints = [f"{arm}_j{i}" for arm in "ab" for i in range(ARM_JOINTS)]
+    q = {j: 0.4 for j in joints}
+    msg = JointState(name=joints, position=list(q.values()))
+    entries = [coupler.table.entry(j, "q_ref") for j in joints]
+    remotes = []
+    try:
+        for arm in "ab"[:n_reachers]:
+            params, goal = _vf_setup(arm)
+            if mode == "processes":
+                remotes.append(coupler.create_remote("VF", f"VF_{arm}", [sys.executable, *CHILD_ARGV],
+                                                     {"description_file": str(description), "params": params,
+                                                      "goal": goal}))
+            else:
+                inst = coupler.create("VF", f"VF_{arm}", params)
+                inst.start_goal(goal_from_json(inst, goal))
+        period = 1.0 / rate
+        durations: list[float] = []
+        late = 0
+        start_q = None
+        cpu0 = wall0 = 0.0
+        measuring = False
+        t_start = time.perf_counter()
+        next_t = t_start
+        while True:
+            now = time.perf_counter()
+            if not measuring and now - t_start > warmup and all(r.ready for r in remotes):
+                measuring, cpu0, wall0 = True, _tree_cpu([r.pid for r in remotes]), now
+                start_q = dict(q)
+                durations.clear()
+                late = 0
+            if measuring and now - wall0 >= seconds:
+                break
+            if not measuring and now - t_start > warmup + 60:
+                raise RuntimeError(f"{label}: instance processes not ready within 60 s")
+            t0 = time.perf_counter()
+            msg.position = list(q.values())
+            coupler.on_message(REACH_STATES, msg, time.monotonic())
+            coupler.step(time.monotonic())
+            for j, e in zip(joints, entries, strict=True):
+                if e.written:
+                    q[j] = e.value
+            durations.append(time.perf_counter() - t0)
+            next_t += period
+            delay = next_t - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            else:
+                late += 1
+                if delay < -0.05:
+                    next_t = time.perf_counter()
+        cpu = _tree_cpu([r.pid for r in remotes]) - cpu0
+        wall = time.perf_counter() - wall0
+        dead = [r.name for r in remotes if r.exit_reason() is not None]
+        if dead:
+            raise RuntimeError(f"{label}: instance processes {dead} died")
+        moved = max(abs(q[j] - start_q[j]) for j in joints) if start_q else math.nan
+        us = [d * 1e6 for d in durations]
+        return ReachRow(label, len(us), _percentile(us, 50), _percentile(us, 99), late, 100.0 * cpu / wall,
+                        cpu / max(len(us), 1) * 1e6, moved)
+    finally:
+        coupler.close()
+
+
+def _tree_cpu(children: list[int]) -> float:
+    """User+system CPU seconds of this process and the given children."""
+    total = time.process_time()
+    for pid in children:
+        with contextlib.suppress(OSError):
+            total += _cpu_seconds(pid)
+    return total
+
+
+def reachers_vs_processes(rate: float, seconds: float, rounds: int) -> list[ReachRow]:
+    runs = [("coupler, no reacher", "in-process", 0), ("1 VF, in-process", "in-process", 1),
+            ("2 VF, in-process", "in-process", 2), ("2 VF, 2 processes (shm)", "processes", 2)]
+    best: dict[str, ReachRow] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(rounds):
+            for label, mode, n in runs:
+                row = reach_round(label, mode, n, rate, 1.0, seconds, Path(tmp))
+                if label not in best or row.p99 < best[label].p99:
+                    best[label] = row
+    return [best[label] for label, _, _ in runs]
 
 
 # --- 2. over DDS ----------------------------------------------------------------------------------------------
@@ -341,6 +499,8 @@ def main() -> int:
     parser.add_argument("--cycles", type=int, default=20000, help="in-process cycles")
     parser.add_argument("--node-rates", type=float, nargs="+", default=[1000.0, 100.0],
                         help="cycle rates of the rbc node to measure (its 'rate' parameter)")
+    parser.add_argument("--only-reachers", action="store_true",
+                        help="only table 3 (reachers in one process vs as processes) and its echo anchor")
     parser.add_argument("--echo", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
@@ -350,6 +510,8 @@ def main() -> int:
 
     print(f"RBC bench: {N_JOINTS} joints x 3 vars = {3 * N_JOINTS} vars over 3 topics, input {args.rate:g} Hz "
           f"(ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})\n")
+    if args.only_reachers:
+        return reachers_table(args)
     rows = in_process(args.cycles)
     anchor = rows[0].us_per_cycle
     print(f"1. In-process cost per input cycle (no DDS), {args.cycles} cycles, time.process_time")
@@ -377,6 +539,29 @@ def main() -> int:
             cpu_ratio = node.cpu_us_per_cycle / max(echo.cpu_us_per_cycle, 1e-9)
             p50, p99 = f"x{node.p50 / echo.p50:.2f}", f"x{node.p99 / echo.p99:.2f}"
             print(f"{node.label:24s} {p50:>12s} {node.p50 - echo.p50:13.0f} {p99:>12s} {f'x{cpu_ratio:.2f}':>10s}")
+    print()
+    return reachers_table(args)
+
+
+def reachers_table(args: argparse.Namespace) -> int:
+    """Table 3, with the raw echo measured in the same run as its anchor."""
+    from sensor_msgs.msg import JointState
+
+    echo_args = [sys.executable, str(Path(__file__).resolve()), "--echo"]
+    echo = dds_round("raw rclpy echo (anchor)", echo_args, "echo ready",
+                     {"q": (JointState, ECHO_PREFIX + TOPICS["q"])}, args.rate, 2.0, args.seconds)
+    rows = reachers_vs_processes(args.rate, args.seconds, args.rounds)
+    print(f"3. Two VectorField reachers on the two 6-joint arms of one robot, coupler at {args.rate:g} Hz on a "
+          f"perfect servo (no DDS), best p99 of {args.rounds} rounds of {args.seconds:g} s; CPU = this process "
+          f"+ the instance processes")
+    print(f"{'':26s} {'cycles':>7s} {'p50 us':>8s} {'p99 us':>8s} {'late':>6s} {'CPU %':>7s} {'CPU us/cycle':>13s} "
+          f"{'x echo CPU':>11s} {'moved rad':>10s}")
+    print(f"{echo.label:26s} {echo.sent:7d} {'':>8s} {echo.p99:8.0f} {'':>6s} {echo.cpu_percent:7.1f} "
+          f"{echo.cpu_us_per_cycle:13.1f} {1.0:11.2f} {'':>10s}   (p99 = its latency)")
+    for r in rows:
+        print(f"{r.label:26s} {r.cycles:7d} {r.p50:8.0f} {r.p99:8.0f} {r.late:6d} {r.cpu_percent:7.1f} "
+              f"{r.cpu_us_per_cycle:13.1f} {r.cpu_us_per_cycle / max(echo.cpu_us_per_cycle, 1e-9):11.2f} "
+              f"{r.moved:10.3f}")
     return 0
 
 

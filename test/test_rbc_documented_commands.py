@@ -188,12 +188,15 @@ def _srv_class(type_name: str) -> Any:
     return getattr(importlib.import_module(f"{pkg}.{kind}"), name)
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+@pytest.fixture(scope="module", params=[False, True], ids=["in-process", "instance-processes"])
+def stack(request, tmp_path_factory):
+    """Every block against the rbc node with its instances in its process and, again, as processes
+    (instance_processes: true): the documented names and behaviour must not depend on it."""
     urdf = documented_urdf(tmp_path_factory.mktemp("rbcdoc") / "documented_arm.urdf")
     procs = [start("simulator", "-p", f"urdf_path:={urdf}", "-p", "tf_rate:=20.0", "-p", "cameras:=false")]
     try:
-        procs.append(start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p", "stale_timeout:=1.0"))
+        procs.append(start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p", "stale_timeout:=1.0",
+                           "-p", f"instance_processes:={str(request.param).lower()}"))
         procs[0].wait_for_output("simulator ready", 60)
         procs[1].wait_for_output("rbc ready", 60)
         yield {"urdf": urdf, "rbc": procs[1], "replayed": set()}

@@ -2,7 +2,9 @@
 
 It reads the robot's URDF, builds the coupler from the ``<rbc>`` tags, subscribes to every state topic once,
 publishes every cmd topic once per cycle, exposes the middle layer (aggregated per-var topics, get/set
-services) and creates reachers/extenders at run time, each as its own node (robot_core.nodes.rbc_instance_node).
+services) and creates reachers/extenders at run time, each as its own node (robot_core.nodes.rbc_instance_node),
+or, with ``instance_processes``, each as its own process on the shared-memory var table
+(robot_core.nodes.rbc_instance_process, robot_core.rbc.instance_process).
 
 Parameters (node ``rbc``; read at start, read-only): declared from ``RBC_PARAMS``
 (robot_core.nodes.node_params); the table is in doc/nodes/rbc.md (generated).
@@ -44,9 +46,11 @@ import contextlib
 import json
 import math
 import sys
+import tempfile
 import threading
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import rclpy
@@ -82,6 +86,7 @@ OUTPUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=R
 LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
 TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
+READY_TIMEOUT = 60.0  # s an instance process may take to start (imports, kinematics) before create_re fails
 RETIRE_GRACE = 1.0  # s a destroyed instance's node lives on so its aborted goals' results reach the clients
 NEVER_WARN_AFTER = 5.0  # s after start before a state topic that never spoke is reported
 STALE_EVENT = " is stale (no update for "  # the core's stale-var events; summarised per topic instead
@@ -147,6 +152,10 @@ class RbcNode(ReadOnlyReasons, Node):
         self._wrench_clients: dict[str, Client] = {}
         self._description_sub = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._description = ""
+        self._description_file: str | None = None  # the description for instance processes (instance_processes)
+        self._l2_node: Node | None = None
+        self._lost: dict[str, str] = {}  # instance process -> why it was dropped
 
         description, source = self.p["robot_description"], "parameter robot_description"
         if not description and self.p["urdf_path"]:
@@ -179,6 +188,7 @@ class RbcNode(ReadOnlyReasons, Node):
 
     # --- start-up ---------------------------------------------------------------------------------------------
     def _load(self, description: str, source: str) -> RobotModel:
+        self._description = description
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -242,7 +252,8 @@ class RbcNode(ReadOnlyReasons, Node):
         self._tf_pub = self.create_publisher(_tf_message_type(), "/tf", TF_QOS)
         self.create_service(_srv("GetVars"), "~/get_vars", self._guard_service("get_vars", self._srv_get_vars))
         self.create_service(_srv("SetVars"), "~/set_vars", self._guard_service("set_vars", self._srv_set_vars))
-        self.create_service(_srv("L2Control"), "~/l2_ctrl", self._guard_service("l2_ctrl", self._srv_l2_ctrl))
+        self._l2_server().create_service(_srv("L2Control"), f"{self.get_fully_qualified_name()}/l2_ctrl",
+                                         self._l2_handler("l2_ctrl"))
         self.create_service(Trigger, "~/release", self._guard_service("release", self._srv_release))
         self._serve_documented_l2()
         self._timer = self.create_timer(1.0 / self.p["rate"], self._guarded_cycle, clock=self._steady)
@@ -267,7 +278,24 @@ class RbcNode(ReadOnlyReasons, Node):
             self._log.warning(f"'{name}' (rbc_msgs_srvs/srv/RbcL2Ctrl) not served: {exc}; run the set-up (make "
                               f"setup) to build rbc_msgs_srvs")
             return
-        self.create_service(RbcL2Ctrl, name, self._guard_service("rbc_l2_ctrl", self._srv_l2_ctrl))
+        self._l2_server().create_service(RbcL2Ctrl, name, self._l2_handler("rbc_l2_ctrl"))
+
+    def _l2_server(self) -> Node:
+        """The node serving level-2 control. In-process instances: this node. Instance processes: a helper node
+        (``<name>_l2``) spun by the instance executor, because ``create_re`` waits there until the new process
+        serves its node, while this node's executor keeps running the cycle and the state input."""
+        if not self.p["instance_processes"]:
+            return self
+        if self._l2_node is None:
+            self._l2_node = Node(f"{self.get_name()}_l2", namespace=self.get_namespace(), context=self.context,
+                                 use_global_arguments=False)
+            self.instance_executor.add_node(self._l2_node)
+        return self._l2_node
+
+    def _l2_handler(self, name: str) -> Any:
+        if not self.p["instance_processes"]:
+            return self._guard_service(name, self._srv_l2_ctrl)
+        return self._guard_service(name, self._srv_l2_ctrl_processes)
 
     def _preload_kinematics(self) -> None:
         """Build the kinematics model now, off the lock: doing it at the first VF/CS/TC goal would stall the
@@ -353,6 +381,9 @@ class RbcNode(ReadOnlyReasons, Node):
         with self._lock:
             commands = coupler.step(now)
             events = coupler.drain_events()
+            if coupler.lost:
+                self._lost.update(coupler.lost)
+                coupler.lost.clear()
             for out in aggregates:
                 out.fill()
             requests = [(name, d["apply_wrench_request"], self._goal_id(name))
@@ -381,6 +412,92 @@ class RbcNode(ReadOnlyReasons, Node):
             if STALE_EVENT not in event:
                 self._log.warning(event)
         self._retire(now)
+
+    def _srv_l2_ctrl_processes(self, request: Any, response: Any) -> Any:
+        """``~/l2_ctrl`` with instance processes (on the helper node's thread): create_re starts a process and
+        answers once it serves its node, it died, or READY_TIMEOUT passed."""
+        from robot_core.rbc.coupler import L2Result
+
+        assert self.coupler is not None
+        cmd, data, name = request.cmd.strip(), request.data.strip(), request.name.strip()
+        if cmd != "create_re":
+            return self._srv_l2_ctrl(request, response)
+        res = self._start_process(data, name)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while res is None:
+            with self._lock:  # the cycle drops a dead process under this lock
+                remote = self.coupler.remote(name)
+                if remote is None:
+                    reason = self._lost.get(name) or next((t for n, t in self.coupler.lost if n == name), None)
+                    res = L2Result(False, reason or f"instance process '{name}' is gone")
+                elif remote.ready:
+                    res = L2Result(True, f"created {remote.TYPE_NAME} '{name}' (process {remote.pid})", [name],
+                                   [remote.TYPE_NAME])
+                elif remote.exit_reason() is not None:
+                    res = L2Result(False, f"instance process '{name}' (pid {remote.pid}) ended "
+                                          f"({remote.exit_reason()}) before it was ready; see the log")
+                    self.coupler.destroy(name)
+                elif time.monotonic() > deadline:
+                    self.coupler.destroy(name)
+                    res = L2Result(False, f"instance process '{name}' (pid {remote.pid}) was not ready within "
+                                          f"{READY_TIMEOUT:g} s; ended")
+            if res is None:
+                time.sleep(0.01)
+        response.success, response.message = res.success, res.message
+        response.names, response.types = list(res.names), list(res.types)
+        if res.success:
+            self._log.info(res.message)
+        else:
+            self._log.warning(f"l2_ctrl create_re '{clip(data)}' '{clip(name)}' refused: {res.message}")
+        return response
+
+    def _start_process(self, type_name: str, name: str) -> Any:
+        """Checks as in-process, then the process; None when it started (the caller waits for it)."""
+        from robot_core.nodes.rbc_instance_process import PROCESS_ARGV
+        from robot_core.rbc.coupler import L2Result
+
+        assert self.coupler is not None
+        try:
+            validate_node_name(name)
+        except Exception as exc:
+            return L2Result(False, f"instance name '{clip(name)}' is not a valid ROS node name: "
+                                   f"{clip(str(exc).splitlines()[0], 200)}")
+        with self._lock:
+            known = {**self.coupler.instances(), **self.coupler.remotes()}
+            replacing = name in self.coupler.stopping()
+        if replacing:  # re-created right after destroy_re: the old process goes first (its node with it)
+            self.coupler.finish_stopping(name)
+        if name not in known:
+            clash = graph_clash(name, self.get_namespace(), self.get_node_names_and_namespaces(),
+                                {name} if replacing else set())
+            if clash:
+                return L2Result(False, clash)
+        if self._description_file is None:
+            with tempfile.NamedTemporaryFile("w", prefix="rbc_description_", suffix=".txt", delete=False) as f:
+                f.write(self._description if "<" in self._description else Path(self._description).read_text())
+            self._description_file = f.name
+        spec = {"description_file": self._description_file, "package_dirs": list(self.p["package_dirs"]),
+                "namespace": self.get_namespace(), "feedback_period": 1.0 / self.p["feedback_rate"],
+                "output_rate": self.p["output_rate"], "use_sim_time": bool(self.get_parameter("use_sim_time").value),
+                "cs_service_mode": not self.coupler.table.entries("tau_ext")}
+        self._lost.pop(name, None)
+        with self._lock:
+            try:
+                self.coupler.create_remote(type_name, name, [sys.executable, *PROCESS_ARGV], spec)
+            except (KeyError, ValueError, OSError) as exc:
+                text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+                return L2Result(False, text)
+        return None
+
+    def close_processes(self) -> None:
+        """End every instance process and remove the description file they read."""
+        if self.coupler is not None:
+            with self._lock:
+                self.coupler.close()
+        if self._description_file is not None:
+            with contextlib.suppress(OSError):
+                Path(self._description_file).unlink()
+            self._description_file = None
 
     def _goal_id(self, name: str) -> int:
         assert self.coupler is not None
@@ -587,7 +704,7 @@ class RbcNode(ReadOnlyReasons, Node):
             node.close()
         now = time.monotonic()
         with self._lock:
-            for name in list(coupler.instances()):
+            for name in list(coupler.instances()) + list(coupler.remotes()):
                 coupler.destroy(name)
             commands = coupler.step(now)
         if not self.context.ok():
@@ -616,6 +733,11 @@ class RbcNode(ReadOnlyReasons, Node):
             node.destroy_node()
         self._instances.clear()
         self._retiring.clear()
+        if self._l2_node is not None:
+            with contextlib.suppress(Exception):
+                self.instance_executor.remove_node(self._l2_node)
+            self._l2_node.destroy_node()
+            self._l2_node = None
 
 
 def _srv(name: str) -> Any:
@@ -680,6 +802,7 @@ def _run(args: list[str] | None) -> int:
     finally:
         stop.set()
         if node is not None:
+            node.close_processes()
             node.destroy_instances()
             node.instance_executor.shutdown(timeout_sec=1.0)
             node.destroy_node()

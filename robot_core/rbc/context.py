@@ -37,6 +37,10 @@ class DefaultKinematicsFactory:
 class RbcContext:
     """Shared, read-mostly knowledge handed to reachers and extenders."""
 
+    # True in an instance process: reachers output joint velocities even for position-reference vars, and the
+    # coupler integrates them with its own cycle time (robot_core.rbc.instance_process).
+    emit_rates = False
+
     def __init__(
         self,
         model: RobotModel,

@@ -17,19 +17,33 @@ Times are float seconds from whatever clock the caller uses (sim time in the sim
 
 from __future__ import annotations
 
+import contextlib
 import math
+import subprocess
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from sensor_msgs.msg import JointState
 
 from robot_core.model.robot_model import RobotModel
 from robot_core.rbc.context import RbcContext
 from robot_core.rbc.errors import RbcParamError, RbcVarError
 from robot_core.rbc.instance import ABORTED, ACTIVE, RbcInstance, UpdateResult
+from robot_core.rbc.instance_process import (
+    HANG_TIMEOUT,
+    MAX_OUTPUT_AGE,
+    STOP_GRACE,
+    RemoteInstance,
+    rate_contributions,
+    spawn,
+)
 from robot_core.rbc.mixer import Mixer
 from robot_core.rbc.registry import resolve_type, type_names
+from robot_core.rbc.registry import target as type_target
+from robot_core.rbc.shared_table import SharedState, cmd_keys
 from robot_core.rbc.var_table import AggregatedView, VarTable, VarView
 from robot_core.text import clip
 
@@ -74,13 +88,20 @@ class Coupler:
         self.context = RbcContext(model, self.table, DEFAULT_POSITION_VARS if position_vars is None
                                   else position_vars, kinematics_factory)
         self.mixer = Mixer(self.table, self.context, max_position_lead)
-        self.view = VarView(self.table)
+        self.view = VarView(self.table, shared=self._shared_in_process)
         self.warnings: list[str] = list(self.table.warnings)
         self._instances: dict[str, RbcInstance] = {}
         self.derived: dict[str, dict[str, Any]] = {}
         self.blocked_topics: dict[str, str] = {}
         self.events: list[str] = []
         self._last_now: float | None = None
+        # Instances as processes (robot_core.rbc.instance_process): created by create_remote.
+        self._remotes: dict[str, RemoteInstance] = {}
+        self._stopping: list[tuple[RemoteInstance, float]] = []  # destroyed, given STOP_GRACE s to exit
+        self.shared_state: SharedState | None = None
+        self.lost: list[tuple[str, str]] = []  # (instance, reason) of processes that died; the node drains it
+        self.hang_timeout = HANG_TIMEOUT
+        self.max_output_age = MAX_OUTPUT_AGE
 
     # --- topics ---------------------------------------------------------------------------------
     def subscriptions(self) -> list[tuple[str, type]]:
@@ -116,7 +137,62 @@ class Coupler:
                 continue
             for key, v in result.commands.items():
                 contributions[key] = contributions.get(key, 0.0) + w * v
+        if self._remotes:
+            self._remote_contributions(now, dt, contributions)
         self.mixer.apply(contributions, now)
+        if self.shared_state is not None:
+            self.shared_state.publish(now)
+            for remote in self._remotes.values():
+                remote.tick()
+        if self._stopping:
+            self._reap(now)
+
+    def _remote_contributions(self, now: float, dt: float, contributions: dict[tuple[str, str], float]) -> None:
+        """Weighted rates of every live instance process; a dead one is dropped here, within the cycle."""
+        for name, remote in list(self._remotes.items()):
+            reason = remote.exit_reason()
+            if reason is not None:
+                del self._remotes[name]
+                self.derived.pop(name, None)
+                remote.close()
+                text = (f"{remote.label()} ended ({reason}): dropped, weight 0; the vars it drove hold (position "
+                        f"references) or go to zero")
+                self.lost.append((name, text))
+                self.events.append(text)
+                continue
+            was_quiet = remote.quiet
+            out = remote.contribution(now, self.hang_timeout, self.max_output_age)
+            if remote.quiet and not was_quiet:
+                self.events.append(f"{remote.label()} has not stepped for {self.hang_timeout:g} s: its outputs are "
+                                   f"ignored until it steps again")
+            if out is None or remote.KIND != "reacher":
+                continue
+            weight, rates = out
+            if not math.isfinite(weight) or weight < 0.0:
+                continue
+            rate_contributions(self.context, remote.outputs.cmd_keys, weight, rates, dt, contributions)
+
+    def _reap(self, now: float) -> None:
+        keep = []
+        for remote, deadline in self._stopping:
+            if remote.proc.poll() is not None:
+                remote.close()
+            elif now > deadline:
+                remote.kill()
+                remote.close()
+            else:
+                keep.append((remote, deadline))
+        self._stopping = keep
+
+    def _shared_in_process(self, instance: str, key: str) -> Any:
+        """VarView.shared for in-process instances: the declared outputs of the extender's latest update."""
+        inst = self._instances.get(instance)
+        if inst is None or key not in inst.SHARED_OUTPUTS:
+            have = ", ".join(f"{n}.{k}" for n, i in self._instances.items() for k in i.SHARED_OUTPUTS) or "none"
+            raise KeyError(f"no shared output '{instance}.{key}' (have: {have})")
+        value = self.derived.get(instance, {}).get(key)
+        n = inst.SHARED_OUTPUTS[key]
+        return np.full(n, math.nan) if value is None else np.asarray(value, dtype=float).ravel().copy()
 
     def build_commands(self, now: float) -> dict[str, Any]:
         """One message per armed cmd topic (topics with a written var and no unsafe never-written var)."""
@@ -225,8 +301,7 @@ class Coupler:
         """New named instance; KeyError for an unknown type, ValueError for a taken/empty name or bad params."""
         if not name or not name.strip():
             raise ValueError("instance name is empty")
-        if name in self._instances:
-            raise ValueError(f"an instance named '{clip(name)}' already exists ({self._instances[name].TYPE_NAME})")
+        self._check_free(name)
         cls = resolve_type(type_name)
         inst = cls(name, self.context)
         if params:
@@ -234,12 +309,80 @@ class Coupler:
         self._instances[name] = inst
         return inst
 
+    def _check_free(self, name: str) -> None:
+        if not name or not name.strip():
+            raise ValueError("instance name is empty")
+        taken = self._instances.get(name) or self._remotes.get(name)
+        if taken is not None:
+            raise ValueError(f"an instance named '{clip(name)}' already exists ({taken.TYPE_NAME})")
+
+    def create_remote(self, type_name: str, name: str, argv: list[str], spec: Mapping[str, Any] | None = None,
+                      env: Mapping[str, str] | None = None) -> RemoteInstance:
+        """Start an instance as its own process (``argv`` + its JSON spec); it counts from the first cycle after
+        it reported ready. KeyError for an unknown type, ValueError for a taken/empty name, OSError if it
+        cannot be started."""
+        self._check_free(name)
+        cls = resolve_type(type_name)
+        if self.shared_state is None:
+            self.shared_state = SharedState(self.table)
+            self.shared_state.publish(self._last_now if self._last_now is not None else 0.0)
+        inputs = [{"name": n, "type": r.type_key, "type_target": type_target(r.type_key), "block": r.outputs.name}
+                  for n, r in self._remotes.items() if r.cls.SHARED_OUTPUTS]
+        full = dict(spec or {}, type=type_name, type_target=type_target(type_name), name=name,
+                    state_block=self.shared_state.name, position_vars=dict(self.context.position_vars),
+                    stale_timeout=self.table.stale_timeout,
+                    joint_state_match=self.table.joint_state_match, shared_inputs=inputs)
+        remote = spawn(argv, full, name, cls, cmd_keys(self.table), env)
+        remote.type_key = type_name
+        self._remotes[name] = remote
+        return remote
+
+    def stopping(self) -> list[str]:
+        """Names of destroyed instance processes that have not exited yet."""
+        return [r.name for r, _ in self._stopping]
+
+    def finish_stopping(self, name: str, timeout: float = STOP_GRACE) -> None:
+        """Wait up to ``timeout`` s for the destroyed process ``name`` to exit, then kill it: a new instance of
+        that name must not meet the old one's node on the graph.
+        Safe beside a running cycle: it only waits for the process; the cycle frees its block."""
+        for remote, _ in [e for e in list(self._stopping) if e[0].name == name]:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                remote.proc.wait(timeout=timeout)
+            remote.kill()
+
+    def remote(self, name: str) -> RemoteInstance | None:
+        return self._remotes.get(name)
+
+    def remotes(self) -> dict[str, RemoteInstance]:
+        return dict(self._remotes)
+
     def destroy(self, name: str) -> None:
+        remote = self._remotes.pop(name, None)
+        if remote is not None:
+            remote.stop()
+            self._stopping.append((remote, (self._last_now or 0.0) + STOP_GRACE))
+            self.derived.pop(name, None)
+            return
         inst = self._instances.pop(name, None)
         if inst is None:
             raise KeyError(f"no instance named '{clip(name)}'")
         inst.cancel()
         self.derived.pop(name, None)
+
+    def close(self) -> None:
+        """End every instance process (end of file, then SIGKILL after STOP_GRACE s) and free the blocks."""
+        for name in list(self._remotes):
+            self.destroy(name)
+        deadline = time.monotonic() + STOP_GRACE
+        for remote, _ in self._stopping:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                remote.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            remote.kill()
+            remote.close()
+        self._stopping = []
+        if self.shared_state is not None:
+            self.shared_state.close()
+            self.shared_state = None
 
     def instance(self, name: str) -> RbcInstance:
         try:
@@ -269,7 +412,8 @@ class Coupler:
         if cmd == "list_re":
             if data.strip() == "types":
                 return L2Result(True, "", type_names(), [resolve_type(t).KIND for t in type_names()])
-            return L2Result(True, "", list(self._instances), [i.TYPE_NAME for i in self._instances.values()])
+            both: dict[str, Any] = {**self._instances, **self._remotes}
+            return L2Result(True, "", list(both), [i.TYPE_NAME for i in both.values()])
         return L2Result(False, f"unknown cmd '{clip(cmd)}' (use create_re, destroy_re or list_re)")
 
 

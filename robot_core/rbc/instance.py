@@ -107,6 +107,9 @@ class RbcInstance:
     PARAMS: ClassVar[tuple[ParamSpec, ...]] = ()
     # float_list parameters that may also be set through a topic ``~/<name>`` (std_msgs/Float64MultiArray).
     TOPIC_PARAMS: ClassVar[tuple[str, ...]] = ()
+    # Numeric results (derived key -> length) other instances read as shared vars (VarView.shared), in
+    # shared memory when instances run as processes.
+    SHARED_OUTPUTS: ClassVar[dict[str, int]] = {}
 
     def __init__(self, name: str, context: RbcContext):
         self.name = name

@@ -39,6 +39,13 @@ def resolve_type(type_name: str) -> type[RbcInstance]:
     return getattr(importlib.import_module(module_name), cls_name)
 
 
+def target(type_name: str) -> str | None:
+    """The "module:Class" a type name points at (None for a class registered directly): an instance process
+    registers it again, so user types registered with a module path run as processes too."""
+    t = _TYPES.get(type_name.strip())
+    return t if isinstance(t, str) else None
+
+
 def register(type_name: str, target: str | type[RbcInstance]) -> None:
     """Add a type (a class or ``"package.module:Class"``) so user reachers can be created through ``create_re``."""
     _TYPES[type_name] = target

@@ -25,7 +25,10 @@ class TornReadError(RuntimeError):
 class SharedVector:
     """``n`` float64 values in a shared-memory block named ``name`` (created when ``create``)."""
 
-    def __init__(self, n: int, name: str | None = None, create: bool = True):
+    def __init__(self, n: int, name: str | None = None, create: bool = True, untrack: bool = False):
+        """``untrack``: a process that only attaches (``create`` False) and was not started by multiprocessing
+        tells its own resource tracker to leave the block alone; otherwise that tracker would unlink the
+        creator's block when this process exits."""
         if n < 0:
             raise ValueError(f"a shared vector needs n >= 0 values, got {n}")
         self.n = int(n)
@@ -34,6 +37,10 @@ class SharedVector:
         if self._shm.size < HEADER + 8 * self.n:
             raise ValueError(f"shared block '{self._shm.name}' holds {self._shm.size} bytes, too small for {n} values")
         self._owner = create
+        if untrack and not create:
+            from multiprocessing import resource_tracker
+
+            resource_tracker.unregister(self._shm._name, "shared_memory")  # type: ignore[attr-defined]
         self._seq = np.ndarray((1,), dtype=np.uint64, buffer=self._shm.buf, offset=0)
         self._data = np.ndarray((self.n,), dtype=np.float64, buffer=self._shm.buf, offset=HEADER)
         if create:

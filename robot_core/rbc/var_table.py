@@ -524,10 +524,18 @@ class VarTable:
 class VarView:
     """Read-only access to a VarTable for reachers and extenders (they command only through their outputs)."""
 
-    __slots__ = ("_table",)
+    __slots__ = ("_shared", "_table")
 
-    def __init__(self, table: VarTable):
+    def __init__(self, table: VarTable, shared: Callable[[str, str], Any] | None = None):
         self._table = table
+        self._shared = shared
+
+    def shared(self, instance: str, key: str) -> Any:
+        """A shared output of an extender (e.g. ``shared("TC0", "wrench")``): a numpy array, NaN until the
+        extender produced it; KeyError naming what can be read."""
+        if self._shared is None:
+            raise KeyError("no shared outputs are readable here")
+        return self._shared(instance, key)
 
     def get(self, joint: str, var: str) -> float:
         return self._table.entry(joint, var).value

@@ -21,7 +21,7 @@ Outputs (``UpdateResult.derived``): ``wrench`` (force, torque in base_link; torq
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -48,6 +48,8 @@ def estimate_wrench(jac: np.ndarray, tau_ext: np.ndarray, components: str) -> tu
 
 class TouchContact(Extender):
     TYPE_NAME = "TC"
+    # the estimated wrench in base_link (force, torque about the contact point) and in the contact frame
+    SHARED_OUTPUTS: ClassVar[dict[str, int]] = {"wrench": 6, "wrench_in_contact_frame": 6}
     PARAMS = (
         ParamSpec("base_link", "str", "", "frame of the estimate and root of the chain ('' = root link)"),
         ParamSpec("end_link", "str", "", "last link of the chain whose joint torques are used"),

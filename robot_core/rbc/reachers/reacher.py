@@ -24,7 +24,7 @@ class Reacher(RbcInstance):
     def emit_velocities(self, result: UpdateResult, joints: Sequence[str], qdot: Sequence[float], dt: float,
                         output_var: str) -> None:
         """Add joint velocities as outputs to ``output_var`` (increments when it is a position reference)."""
-        if self.context.var_mode(output_var) == POSITION_MODE:
+        if self.context.var_mode(output_var) == POSITION_MODE and not self.context.emit_rates:
             for j, v in zip(joints, qdot, strict=True):
                 result.commands[(j, output_var)] = float(v) * dt
         else:

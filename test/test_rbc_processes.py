@@ -1,0 +1,171 @@
+"""The rbc node with ``instance_processes: true`` over DDS: every reacher is a real process started by the rbc
+node, with its own node for its action and parameters; killing one with SIGKILL mid-goal leaves the rest
+running and the robot holding.
+
+The robot is planar2 whose ``q`` the test publishes as a perfect position servo (``q`` = the last ``q_ref`` the
+rbc node sent on ``/fake_driver/commands``), so nothing but the rbc node and its children is under test.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from rbc_helpers import Client, Goal, fake_driver_urdf, joint_goal, start
+from ros_harness import wait_for
+
+pytest.importorskip("rclpy")
+pytest.importorskip("robot_core_interfaces")
+pytestmark = pytest.mark.ros
+
+TOPIC = "/fake_driver/joint_states"
+JOINTS = ["joint1", "joint2"]
+
+
+class Servo:
+    """The driver the test plays: publishes q at 100 Hz and makes it equal to every q_ref received."""
+
+    def __init__(self, ros):
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+
+        self.node = ros.node("rbc_process_servo")
+        self.lock = threading.Lock()
+        self.q = [0.0, 0.0]
+        self.commands: list[tuple[float, list[float]]] = []  # (arrival time, q_ref)
+        self.pub = self.node.create_publisher(JointState, TOPIC, 10)
+        self.node.create_subscription(Float64MultiArray, "/fake_driver/commands", self._on_command, 100)
+        self.node.create_timer(0.01, self._publish)
+        self._msg = JointState
+
+    def _on_command(self, msg) -> None:
+        with self.lock:
+            self.q = [float(v) for v in msg.data[:2]]
+            self.commands.append((time.monotonic(), list(self.q)))
+            del self.commands[:-5000]
+
+    def _publish(self) -> None:
+        with self.lock:
+            q = list(self.q)
+        self.pub.publish(self._msg(name=JOINTS, position=q))
+
+
+@pytest.fixture(scope="module")
+def rbc_proc(tmp_path_factory):
+    urdf = fake_driver_urdf(tmp_path_factory.mktemp("rbcproc") / "planar2.urdf", TOPIC)
+    proc = start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p", "stale_timeout:=1.0",
+                 "-p", "instance_processes:=true")
+    try:
+        proc.wait_for_output("rbc ready", 60)
+        yield proc
+        code = proc.stop()
+        assert code == 0, f"rbc exited with {code} on SIGINT:\n{proc.log_path.read_text()[-3000:]}"
+    finally:
+        proc.stop()
+
+
+@pytest.fixture
+def client(ros, rbc_proc):
+    servo = Servo(ros)
+    c = Client(ros)
+    c.servo = servo
+    wait_for(lambda: not any(c.get_vars(vars_=["q"]).stale), 30, "fresh q from the test's servo")
+    try:
+        yield c
+    finally:
+        for name in c.l2_ctrl("list_re").names:
+            c.l2_ctrl("destroy_re", name=name)
+
+
+def _pid(message: str) -> int:
+    """The pid in create_re's answer, e.g. "created JR 'JR0' (process 1234)"."""
+    return int(message.rsplit("process ", 1)[1].rstrip(")"))
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
+
+
+def test_a_reacher_process_serves_its_node_reaches_and_ends_on_destroy(client, rbc_proc):
+    from robot_core_interfaces.action import JointReach
+
+    res = client.l2_ctrl("create_re", "JR", "JR0")
+    assert res.success, res.message
+    pid = _pid(res.message)
+    assert _parent(pid) == rbc_proc.proc.pid  # a child of the rbc node, not a thread in it
+    assert list(client.l2_ctrl("list_re").names) == ["JR0"]
+    results = client.set_params("JR0", joints=JOINTS)  # ros2 param set /JR0 joints ... right after create_re
+    assert all(r.successful for r in results), [r.reason for r in results]
+    refused = client.set_params("JR0", weight=-1.0)
+    assert not refused[0].successful and "weight" in refused[0].reason
+    goal = Goal(client, JointReach, "/JR0/reach", joint_goal(JOINTS, [0.3, -0.2], precision=0.002))
+    assert goal.accepted
+    result = goal.result(60)
+    assert result.success, result.message
+    with client.servo.lock:
+        q = list(client.servo.q)
+    assert abs(q[0] - 0.3) < 0.01 and abs(q[1] + 0.2) < 0.01
+    assert client.l2_ctrl("destroy_re", name="JR0").success
+    assert list(client.l2_ctrl("list_re").names) == []
+    wait_for(lambda: _gone(pid), 30, f"instance process {pid} to end after destroy_re")
+    # destroyed and created again at once: a new process serves the name
+    assert client.l2_ctrl("create_re", "JR", "JR0").success
+    res = client.l2_ctrl("destroy_re", name="JR0")
+    assert res.success
+    res = client.l2_ctrl("create_re", "JR", "JR0")
+    assert res.success, res.message
+    assert _pid(res.message) != pid and list(client.l2_ctrl("list_re").names) == ["JR0"]
+    assert all(r.successful for r in client.set_params("JR0", joints=JOINTS))
+
+
+def test_sigkill_of_a_reacher_process_mid_goal_the_robot_holds_and_the_rest_runs(client, rbc_proc):
+    from robot_core_interfaces.action import JointReach
+
+    pids = {}
+    for name, joint in (("JRa", "joint1"), ("JRb", "joint2")):
+        res = client.l2_ctrl("create_re", "JR", name)
+        assert res.success, res.message
+        pids[name] = _pid(res.message)
+        results = client.set_params(name, joints=[joint], max_velocity=0.3)
+        assert all(r.successful for r in results), [r.reason for r in results]
+    goal_a = Goal(client, JointReach, "/JRa/reach", joint_goal(["joint1"], [1.2], timeout=120.0))
+    goal_b = Goal(client, JointReach, "/JRb/reach", joint_goal(["joint2"], [0.9], precision=0.003, timeout=120.0))
+    assert goal_a.accepted and goal_b.accepted
+    servo = client.servo
+    wait_for(lambda: servo.q[0] > 0.1 and servo.q[1] > 0.1, 60, "both joints moving")
+    os.kill(pids["JRa"], signal.SIGKILL)
+    killed = time.monotonic()
+    wait_for(lambda: list(client.l2_ctrl("list_re").names) == ["JRb"], 30, "list_re without the killed reacher")
+    listed_gone = time.monotonic() - killed
+    with servo.lock:
+        held = servo.q[0]
+    # joint1 holds from then on while joint2 keeps going to its goal, which succeeds
+    result_b = goal_b.result(60)
+    assert result_b.success, result_b.message
+    with servo.lock:
+        after = [(t, q) for t, q in servo.commands if t >= killed]
+        before = [(t, q) for t, q in servo.commands if killed - 0.1 <= t < killed]
+        assert servo.q[0] == held
+    changes = [t for (t, q), (_, prev) in zip(after[1:], after, strict=False) if q[0] != prev[0]]
+    hold_latency = (changes[-1] - killed) if changes else 0.0
+    moving_before = sum(q[0] != prev[0] for (_, q), (_, prev) in zip(before[1:], before, strict=False))
+    print(f"reacher process killed mid-goal: joint1's q_ref changed {len(changes)} more time(s) (coupler at "
+          f"100 Hz), the last {hold_latency * 1000:.1f} ms after the SIGKILL; held at {held:.4f}; list_re showed it "
+          f"gone {listed_gone * 1000:.0f} ms after the SIGKILL (service round trip included); in the 100 ms before "
+          f"the kill it changed {moving_before} times")
+    assert len(changes) <= 10, "the robot did not hold within 10 coupler cycles (100 ms)"
+    # the killed reacher's goal: its server went with its process
+    wait_for(lambda: not goal_a.ac.server_is_ready(), 30, "the killed reacher's action server gone")
+    assert "signal SIGKILL" in rbc_proc.output()
