@@ -83,6 +83,7 @@ from robot_core.model import RobotModel, RobotModelError, load_robot
 from robot_core.nodes.node_params import SIMULATOR_PARAMS
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
+from robot_core.physics.frame_prefix import FramePrefix
 from robot_core.physics.link_transforms import LinkTransforms
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
 from robot_core.physics.scene import Scene, SceneSettings
@@ -94,6 +95,7 @@ from robot_core.physics.world import (
     make_object,
 )
 from robot_core.ros.message_templates import DynamicJointStateBytes, retrying, stamped_template
+from robot_core.ros.namespaces import absolute_names_warning
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
 from robot_core.ros.serialized_template import SerializedTemplate, sentinels
 from robot_core.ros.sim_sensors import SimSensors
@@ -160,6 +162,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._log = self.get_logger()
         p = self._read_parameters()
         self.params = p
+        self._frames = FramePrefix(p["frame_prefix"])  # a bad prefix stops the start, naming the parameter
         self.engine: PhysicsEngine | None = None
         self.robot: RobotModel | None = None
         self._stop = threading.Event()
@@ -196,6 +199,11 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._events_pub = self.create_publisher(String, "~/events", EVENTS_QOS)
         self._status_msg = SimulatorStatus()
         self._cmd_sub = self.create_subscription(JointState, p["joint_commands_topic"], self._on_command, COMMAND_QOS)
+        warning = absolute_names_warning(self.get_namespace(), {k: p[k] for k in (
+            "joint_states_topic", "joint_commands_topic", "sensor_states_topic", "robot_description_topic")},
+            "simulator parameters")
+        if warning:
+            self._log.warning(warning)
         self._make_services()
         self._status_timer = self.create_timer(1.0 / p["status_rate"], self._publish_status,
                                                clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -213,7 +221,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._start(robot)
         else:
             self._log.info(f"no robot_description or urdf_path parameter: waiting for the robot description on "
-                           f"'{p['robot_description_topic']}'")
+                           f"'{self.resolve_topic_name(p['robot_description_topic'])}'")
             self._description_sub = self.create_subscription(String, p["robot_description_topic"],
                                                              self._on_description, LATCHED_QOS)
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -288,11 +296,11 @@ class SimulatorNode(ReadOnlyReasons, Node):
                               "simulate another one)", throttle_duration_sec=10.0)
             return
         try:
-            robot = self._load(msg.data, f"topic {self.params['robot_description_topic']}")
+            robot = self._load(msg.data, f"topic {self.resolve_topic_name(self.params['robot_description_topic'])}")
             self._start(robot)
         except (RobotModelError, ValueError) as exc:
             self._log.error(f"cannot simulate the robot description received on "
-                            f"'{self.params['robot_description_topic']}': {exc}")
+                            f"'{self.resolve_topic_name(self.params['robot_description_topic'])}': {exc}")
 
     def _start(self, robot: RobotModel) -> None:
         p = self.params
@@ -306,6 +314,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
                                    **scene.engine_options(robot, engine_fixed(robot, p)))
             self._world = scene.world_sim(engine)
             scene.add_model_cameras(robot, engine, p["world_frame"])
+            self._frames = FramePrefix(p["frame_prefix"], {p["world_frame"], *self._world.objects})
         for w in caught:
             self._log.warning(str(w.message))
         self.robot, self.engine = robot, engine
@@ -346,7 +355,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
         if p["publish_tf"]:
             self._transforms = LinkTransforms(robot, engine.joint_names, engine.link_names,
                                               None if engine.fixed_base else p["world_frame"])
-            self._tf_tpl = _tf_template(self._transforms.moving_edges)
+            self._tf_tpl = _tf_template(self._frames.edges(self._transforms.moving_edges))
             self._publish_tf_static()
         self._publish_all()
         objects = self._world.objects
@@ -630,7 +639,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
             out += self._world_topics.static_transforms(self._world, self._placed, stamp)
         if self._sensors:
             out += self._sensors.static_transforms(stamp)
-        self._tf_static_pub.publish(_tf_message_type()(transforms=out))
+        self._tf_static_pub.publish(_tf_message_type()(transforms=self._frames.apply(out)))
 
     def _publish_status(self) -> None:
         if self.engine is None:
@@ -902,7 +911,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
         p = self.params
         sensors = SimSensors(self, robot, engine.model, engine.timestep, cameras=p["cameras"], lasers=p["lasers"],
                              log_error=lambda text: self._event(text, warning=True),
-                             seed=p["noise_seed"] if p["noise_seed"] >= 0 else None, topics=p["sensor_topics"])
+                             seed=p["noise_seed"] if p["noise_seed"] >= 0 else None, topics=p["sensor_topics"],
+                             frame_prefix=self._frames.prefix)
         if sensors:
             self._sensors = sensors
             self._log.info(f"sensors: {sensors.describe()}")
