@@ -52,6 +52,9 @@ SCENE_PARAMS: tuple[P, ...] = (
 SIMULATOR_PARAMS: tuple[P, ...] = (
     P("robot_description", "string", "", "URDF (or xacro, or MJCF) text, as robot_state_publisher takes it"),
     P("urdf_path", "string", "", "a .urdf / .xacro / .g / MJCF file, used when robot_description is empty"),
+    P("robots", "string", "", "a robots file (YAML, doc/namespaces.md#several-robots-in-one-simulator): several "
+      "robots in this one world, each with its namespace, base pose and topic pair; replaces robot_description and "
+      "urdf_path"),
     P("robot_description_topic", "string", "robot_description",
       "no description given: wait for it on this topic (transient local); given: publish it there"),
     P("publish_robot_description", "bool", True, "publish the description we were given (latched)"),
