@@ -11,12 +11,13 @@ Rows, on an isolated ROS domain:
 * **controllers** -- the 7-joint chain with 2, 6 and 12 controllers active: the broadcaster, the JTC and 0, 4 or 10
   more joint_state_broadcasters (``use_local_topics``: each publishes its own ``~/joint_states`` every cycle).
   Anchor: the 2-controller row of this run. Slope: µs of p99 per controller.
+* **arms per world** -- the ``simulator`` node with a robots file of 1, 4 and 16 example-robot-data Panda arms in
+  one world (1 m apart, ``real_time_factor:=0``: as fast as possible, default publish rates), its achieved real-time
+  factor from ``~/status``, beside a bare ``mj_step`` loop on the same merged model in this process (anchor).
+  Slope: wall µs per simulated ms per arm, node and anchor.
 * **memory at rest** -- VmRSS of the ``simulator`` (rc_arm) and of the ``controller_manager`` (topic mode, the
   broadcaster and the JTC active) a few seconds after they are up, beside a bare rclpy node process (anchor: what
   Python + rclpy + one node cost before any robot_core code).
-
-Not measured yet: the simulator's real-time factor with 1, 4 and 16 Panda arms in one world (the simulator loads one
-robot; doc/namespaces.md "Not done yet").
 
 Run: ``.venv/bin/python bench/scale.py [--seconds 5]``.
 """
@@ -35,6 +36,7 @@ import numpy as np
 from control_loop import BIN, URDF, Client, Proc, _paced
 
 NATIVE_JOINTS = (7, 30, 100)
+ARMS = (1, 4, 16)
 CONTROLLER_COUNTS = (2, 6, 12)
 BARE_NODE = """
 import rclpy
@@ -123,6 +125,64 @@ def node_row(client: Client, urdf: Path, n_joints: int, n_controllers: int, seco
         yaml_file.unlink(missing_ok=True)
 
 
+def panda_robots_file(directory: Path, n: int) -> Path:
+    from _robots import ROBOTS, example_robot_data_dir
+
+    urdf = example_robot_data_dir() / ROBOTS["panda"]
+    side = int(np.ceil(np.sqrt(n)))
+    robots = [{"namespace": f"panda{k}", "description": str(urdf),
+               "base_pose": [float(k % side), float(k // side), 0.0]} for k in range(n)]
+    import yaml
+
+    path = directory / f"pandas{n}.yaml"
+    path.write_text(yaml.safe_dump({"robots": robots}))
+    return path
+
+
+def raw_world_rtf(robots_file: Path, seconds: float) -> float:
+    """Simulated s per wall s of bare mj_step on the merged model of ``robots_file``."""
+    import warnings
+
+    import mujoco
+
+    from robot_core.model import load_robot
+    from robot_core.model.robot_group import merge_robots, read_robots_file
+    from robot_core.physics.engine import PhysicsEngine
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        engine = PhysicsEngine(merge_robots(read_robots_file(robots_file), load_robot).model, timestep=1e-3)
+    m, d = engine._model, engine._data
+    steps, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(100):
+            mujoco.mj_step(m, d)
+        steps += 100
+    return steps * m.opt.timestep / (time.perf_counter() - t0)
+
+
+def world_row(client: Client, robots_file: Path, seconds: float) -> float:
+    """Median real-time factor the simulator node reports on ~/status while running as fast as possible."""
+    from robot_core_interfaces.msg import SimulatorStatus
+
+    samples: list[float] = []
+    sub = client.node.create_subscription(SimulatorStatus, "/simulator/status",
+                                          lambda msg: samples.append(msg.real_time_factor), 10)
+    sim = Proc([str(BIN / "simulator"), "--ros-args", "-p", f"robots:={robots_file}", "-p", "real_time_factor:=0.0"],
+               "simulator")
+    try:
+        sim.wait_for("robot group from", timeout=180)
+        time.sleep(2.0)  # warm-up, and the status window (1 s) filled
+        samples.clear()
+        time.sleep(seconds)
+        if not samples:
+            raise RuntimeError(f"no ~/status from the simulator:\n{sim.output()[-2000:]}")
+        return float(np.median(samples))
+    finally:
+        sim.stop()
+        client.node.destroy_subscription(sub)
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -180,6 +240,10 @@ def main() -> int:
                           node_row(client, urdfs[n], n, 2, args.seconds)) for n in NATIVE_JOINTS}
         ctrl_rows = {c: node_row(client, urdfs[7], 7, c, args.seconds) if c != 2 else joint_rows[7][1]
                      for c in CONTROLLER_COUNTS}
+        worlds = {}
+        for n in ARMS:
+            robots = panda_robots_file(tmp, n)
+            worlds[n] = (raw_world_rtf(robots, min(args.seconds, 3.0)), world_row(client, robots, args.seconds))
         memory = memory_rows()
     finally:
         client.shutdown()
@@ -203,12 +267,18 @@ def main() -> int:
     print(f"  slope: {slope(cs, [ctrl_rows[c]['p99'] * us for c in cs]):.2f} us of p99 per controller "
           "(the extra ones: joint_state_broadcasters publishing every cycle)")
     print()
+    print(f"{'simulator rtf vs Panda arms per world':<40} {'node rtf':>9} {'raw mj_step rtf (anchor)':>25} "
+          f"{'node/anchor':>11}")
+    for n, (raw, node) in worlds.items():
+        print(f"{f'{n} arm' + ('s' if n > 1 else ''):<40} {node:>9.2f} {raw:>25.2f} {node / raw:>11.2f}")
+    ns = list(worlds)
+    print(f"  slope: {slope(ns, [1e3 / worlds[n][1] for n in ns]):.1f} wall us per simulated ms per arm (node), "
+          f"{slope(ns, [1e3 / worlds[n][0] for n in ns]):.1f} (raw mj_step anchor)")
+    print()
     anchor_mb = memory["bare rclpy node (anchor)"]
     print(f"{'resident memory at rest':<40} {'MB':>8} {'MB over the anchor':>19}")
     for label, mb in memory.items():
         print(f"{label:<40} {mb:>8.1f} {mb - anchor_mb:>19.1f}")
-    print("  not measured yet: simulator real-time factor with 1, 4, 16 Panda arms in one world (one robot per "
-          "simulator today)")
     return 0
 
 
