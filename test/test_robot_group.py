@@ -75,3 +75,19 @@ def test_a_bad_robots_file_names_file_and_entry(tmp_path, robots, match):
     with pytest.raises(RobotModelError, match=match) as info:
         read_robots_file(path)
     assert path in str(info.value)
+
+
+def test_the_watchdog_stops_one_robot_of_the_group(tmp_path):
+    """A silent manager's robot is stopped alone: the other robot's velocity command stands."""
+    members = read_robots_file(_file(tmp_path, [
+        {"namespace": "a", "description": ARM, "base_pose": [0, -1, 0]},
+        {"namespace": "b", "description": ARM, "base_pose": [0, 1, 0]}]))
+    with pytest.warns(UserWarning):
+        engine = PhysicsEngine(merge_robots(members, load_robot).model, timestep=1e-3)
+    engine.set_commands(["a/joint1", "b/joint1"], velocities=[0.2, 0.2])
+    stopped = engine.stop_motion_commands([f"a/{j}" for j in members[0].joints])
+    assert stopped == ["a/joint1"]
+    for _ in range(300):
+        engine.step()
+    velocity = dict(zip(engine.joint_names, engine.velocities(), strict=True))
+    assert abs(velocity["a/joint1"]) < 0.01 and velocity["b/joint1"] == pytest.approx(0.2, abs=0.02)

@@ -63,7 +63,7 @@ import traceback
 import warnings
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -422,7 +422,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._wake.wait(min(0.1, max(0.0, self._next_paused_publish - now)))
             self._wake.clear()
             return
-        if not self._watchdog_tripped and self._command_timeout > 0.0:
+        if self._members and self._command_timeout > 0.0:
+            self._check_member_watchdogs()
+        elif not self._watchdog_tripped and self._command_timeout > 0.0:
             self._check_watchdog()
         ahead = self._pacer.remaining(self._sim_seconds())
         if ahead > 0.0:
@@ -446,6 +448,21 @@ class SimulatorNode(ReadOnlyReasons, Node):
                         f"{', '.join(clip(n) for n in stopped[:12])}{' ...' if len(stopped) > 12 else ''} held "
                         "(velocity commands set to 0, effort commands replaced by a position hold); the next "
                         "command takes over", warning=True)
+
+    def _check_member_watchdogs(self) -> None:
+        """The watchdog of a robot group, robot by robot: a silent controller manager stops its own robot while the
+        others' keep theirs moving."""
+        now = time.monotonic()
+        for io in self._members:
+            idle = now - io.last_command
+            if io.tripped or idle < self._command_timeout:
+                continue
+            io.tripped = True
+            stopped = self.engine.stop_motion_commands([io.prefix + j for j in io.joints])
+            if stopped:
+                self._event(f"robot {io.namespace}: no command for {idle:.2f} s (command_timeout "
+                            f"{self._command_timeout:g} s): joints {', '.join(clip(n) for n in stopped[:12])}"
+                            f"{' ...' if len(stopped) > 12 else ''} held; its next command takes over", warning=True)
 
     def _step_slice(self) -> None:
         """Work on the step request for at most STEP_SLICE_SECONDS, so jobs (a reset, a pause) get in between."""
@@ -684,7 +701,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._drops.report(f"{exc} (message on '{topic}' ignored)")
             return
         if cmd.groups():
-            self._last_command = time.monotonic()
+            self._last_command = io.last_command = time.monotonic()
+            io.tripped = False  # this robot's watchdog watches again
             self._commands.append(cmd)
 
     def _publish_sensor_states(self) -> None:
@@ -1013,6 +1031,8 @@ class _MemberIo:
     states_pub: Any
     sensors: list[tuple[str, list[str]]]
     sensor_pub: Any
+    last_command: float = field(default_factory=time.monotonic)  # wall time of its last accepted command
+    tripped: bool = False  # its watchdog stopped it since that command
 
 
 def _tf_message_type() -> Any:
