@@ -36,8 +36,12 @@ def test_a_namespace_ros_would_refuse_is_named(bad):
 
 def test_topic_mode_under_a_namespace_puts_every_node_there_and_prefixes_frames():
     plan = make_plan(BringupOptions.create(namespace="arm1"))
-    sim, cm = plan.simulator, plan.controller_manager
-    assert sim is not None and plan.rbc is None  # the RBC is not started under a namespace (not done yet)
+    sim, cm, rbc = plan.simulator, plan.controller_manager, plan.rbc
+    assert sim is not None and rbc is not None
+    # the RBC's <rbc> tags name absolute topics: each is remapped into the namespace
+    assert ("/robot_joint_states", "/arm1/robot_joint_states") in rbc.remappings
+    assert ("/forward_position_controller/commands", "/arm1/forward_position_controller/commands") in rbc.remappings
+    assert rbc.namespace == "/arm1" and ("/clock", "/arm1/clock") in rbc.remappings
     for spec in (sim, cm):
         args = spec.ros_arguments()
         assert args[:3] == ["--ros-args", "-r", "__ns:=/arm1"]
@@ -56,6 +60,8 @@ def test_embedded_mode_under_a_namespace_gives_the_manager_the_frame_prefix():
     cm = plan.controller_manager
     assert cm.parameters["frame_prefix"] == "lab/arm2/" and cm.namespace == "/lab/arm2"
     assert cm.remappings == (("/clock", "/lab/arm2/clock"),)
+    # embedded: nobody publishes the raw states, the RBC reads the broadcaster's, in the namespace
+    assert plan.rbc.remappings[0] == ("/robot_joint_states", "/lab/arm2/joint_states")
 
 
 def test_without_a_namespace_nothing_changes():
@@ -89,6 +95,7 @@ def test_the_printed_calls_name_the_namespace():
     text = help_calls("/arm1", rbc=False)
     assert "-c /arm1/controller_manager" in text and "/arm1/joint_trajectory_controller/follow" in text
     assert " /joint_states" not in text and "/rbc/" not in text
+    assert "/arm1/rbc/l2_ctrl" in help_calls("/arm1", rbc=True)
 
 
 def test_frame_prefix_keeps_the_shared_frames():

@@ -10,7 +10,7 @@ import uuid
 import pytest
 from ros_harness import REPO, NodeProcess, wait_for, wait_future
 
-from robot_core.bringup.run import READY_PREFIX
+from robot_core.bringup.run import READY_PREFIX, rbc_available
 from robot_core.bringup.supervisor import MARKER_ENV, processes_with_marker
 
 pytest.importorskip("rclpy")
@@ -33,7 +33,7 @@ def test_two_namespaced_arms_follow_goals_at_the_same_time(ros, processes):
     marker = f"test-namespaces-{uuid.uuid4().hex}"
     procs = {}
     for ns in ROBOTS:
-        procs[ns] = NodeProcess.console_script("robot-core", "bringup", "--namespace", ns, "--no-rbc", "--headless",
+        procs[ns] = NodeProcess.console_script("robot-core", "bringup", "--namespace", ns, "--headless",
                                                env={MARKER_ENV: marker}, cwd=REPO)
         processes.append(procs[ns])
     for proc in procs.values():
@@ -44,15 +44,17 @@ def test_two_namespaced_arms_follow_goals_at_the_same_time(ros, processes):
     def graph_complete() -> bool:
         nodes = set(node.get_node_names_and_namespaces())
         return all((name, f"/{ns}") in nodes for ns in ROBOTS for name in ("simulator", "controller_manager",
-                                                                          "joint_trajectory_controller"))
+                                                                          "joint_trajectory_controller", "rbc"))
     wait_for(graph_complete, 30, "both robots' nodes in the graph")
     nodes = set(node.get_node_names_and_namespaces())
-    assert not {("simulator", "/"), ("controller_manager", "/"), ("joint_state_broadcaster", "/")} & nodes, nodes
+    in_root = {("simulator", "/"), ("controller_manager", "/"), ("joint_state_broadcaster", "/"), ("rbc", "/")}
+    assert not in_root & nodes, nodes
     topics = {name for name, _ in node.get_topic_names_and_types()}
     for ns in ROBOTS:
         assert {f"/{ns}/robot_joint_states", f"/{ns}/robot_joint_commands", f"/{ns}/joint_states", f"/{ns}/clock",
                 f"/{ns}/robot_description"} <= topics, sorted(topics)
-    root = {"/robot_joint_states", "/robot_joint_commands", "/joint_states", "/robot_description"} & topics
+    root = {"/robot_joint_states", "/robot_joint_commands", "/joint_states", "/robot_description",
+            "/forward_position_controller/commands", "/joint_trajectory_controller/controller_state"} & topics
     assert not root, {t: [(i.node_namespace, i.node_name) for i in node.get_publishers_info_by_topic(t)
                           + node.get_subscriptions_info_by_topic(t)] for t in root}
     assert not node.get_publishers_info_by_topic("/clock")  # each simulator's time is its own: /<ns>/clock
@@ -74,6 +76,21 @@ def test_two_namespaced_arms_follow_goals_at_the_same_time(ros, processes):
         assert lister.wait_for_service(timeout_sec=30)
         states = {c.name: c.state for c in wait_future(lister.call_async(ListControllers.Request()), 30).controller}
         assert states["joint_trajectory_controller"] == "active", (ns, states)
+
+    # each robot's RBC in its namespace, its state vars fed from its own robot (the <rbc> tags' absolute topics
+    # remapped into the namespace): `ros2 service call /<ns>/rbc/l2_ctrl ...`, `ros2 topic echo /<ns>/rbc/q`
+    if rbc_available():
+        from robot_core_interfaces.srv import L2Control
+
+        outputs: dict[str, list[JointState]] = {ns: [] for ns in ROBOTS}
+        for ns in ROBOTS:
+            l2 = node.create_client(L2Control, f"/{ns}/rbc/l2_ctrl")
+            assert l2.wait_for_service(timeout_sec=30)
+            types = wait_future(l2.call_async(L2Control.Request(cmd="list_re", data="types")), 30)
+            assert types.success and "JR" in types.names
+            node.create_subscription(JointState, f"/{ns}/rbc/q", outputs[ns].append, 10)
+        wait_for(lambda: all(any(m.position and m.position[0] == m.position[0] for m in out)
+                             for out in outputs.values()), 30, "/<ns>/rbc/q fed from each robot's states")
 
     # both goals at the same time
     seen: dict[str, list[JointState]] = {ns: [] for ns in ROBOTS}

@@ -149,9 +149,6 @@ def control_part(plan: BringupPlan) -> list[Any]:
 
 
 def rbc_part(plan: BringupPlan) -> list[Any]:
-    if plan.rbc is None and plan.options.namespace and plan.options.rbc:
-        return [LogInfo(msg="namespace:= given: the Robot Body Coupler is not started under a namespace yet "
-                            "(doc/namespaces.md)")]
     if plan.rbc is None:
         return [LogInfo(msg="rbc:=false: the Robot Body Coupler is not started")]
     return [node_action(plan.rbc)]

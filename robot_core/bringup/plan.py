@@ -20,7 +20,8 @@ Both ways of starting robot_core read this one plan, so `ros2 launch robot_core 
 With a ``namespace`` (``--namespace arm1``, ``namespace:=arm1``) every node runs under it (``-r __ns:=/arm1``, as
 upstream ros2_control), so its relative topics, services and actions do too; the robot's tf frames get the prefix
 ``arm1/`` (``frame_prefix``) and, since each such bringup runs its own simulated time, ``/clock`` is remapped to
-``/arm1/clock`` for the nodes that make or follow it (doc/namespaces.md).
+``/arm1/clock`` for the nodes that make or follow it; the absolute topics of the ``<rbc>`` tags are remapped into
+the namespace for the RBC (doc/namespaces.md).
 """
 
 from __future__ import annotations
@@ -391,11 +392,27 @@ def make_plan(options: BringupOptions) -> BringupPlan:
         cm_params.update(prefix)
     cm = NodeSpec("controller_manager", "controller_manager", (o.controllers,), cm_params, clock, namespace=ns)
     rbc = None
-    if o.rbc and not ns:  # the <rbc> tags name absolute topics: not under a namespace yet (doc/namespaces.md)
-        remap = (("/" + RAW_STATES_TOPIC, "/" + BROADCAST_STATES_TOPIC),) if o.mode == "embedded" else ()
+    if o.rbc:
+        states = "/" + (BROADCAST_STATES_TOPIC if o.mode == "embedded" else RAW_STATES_TOPIC)
+        remap: tuple[tuple[str, str], ...] = ()
+        if o.mode == "embedded":
+            remap = (("/" + RAW_STATES_TOPIC, in_namespace(ns, states.lstrip("/")) if ns else states),)
+        if ns:  # the <rbc> tags name absolute topics (/robot_joint_states, /<controller>/commands): into the namespace
+            taken = {src for src, _ in remap}
+            remap += tuple((t, ns + t) for t in rbc_topics(o.robot) if t not in taken) + clock
         rbc = NodeSpec("rbc", "rbc", (o.rbc_config,) if o.rbc_config else (),
-                       {"urdf_path": str(o.robot), **sim_time}, remap)
+                       {"urdf_path": str(o.robot), **sim_time}, remap, namespace=ns)
     return BringupPlan(o, simulator, cm, rbc, spawn_plan(o.controllers) if o.spawn else [])
+
+
+def rbc_topics(robot_file: Path) -> list[str]:
+    """The absolute topics the robot's ``<rbc>`` var tags name, which a namespaced bringup remaps into its
+    namespace for the RBC."""
+    from robot_core.model import load_robot
+
+    robot = load_robot(str(robot_file))
+    return sorted({var.topic for joint in robot.joints.values() for node in joint.rbc for var in node.vars
+                   if var.topic.startswith("/")})
 
 
 def namespaced_parameters(data: Mapping[str, Any], namespace: str) -> dict[str, Any]:

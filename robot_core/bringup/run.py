@@ -113,9 +113,6 @@ class Bringup:
         if plan.rbc is not None and not rbc_available():
             notes.append("RBC not available (robot_core.nodes.rbc is not installed): started without it")
             plan.rbc = None
-        if plan.options.rbc and plan.rbc is None and plan.options.namespace:
-            notes.append(f"RBC not started under the namespace {plan.options.namespace} (its <rbc> tags name "
-                         "absolute topics; not done yet, doc/namespaces.md)")
         deadline = t0 + self.ready_timeout
         viewers = self._viewer_nodes(notes)
         if not plan.spawns:
@@ -278,7 +275,7 @@ def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
     if plan.rbc is not None:
         from robot_core_interfaces.srv import L2Control
 
-        l2 = node.create_client(L2Control, "/rbc/l2_ctrl")
+        l2 = node.create_client(L2Control, plan.options.name("rbc/l2_ctrl"))
     expected = {**{c: "active" for c in plan.active_controllers()},
                 **{c: "inactive" for c in plan.inactive_controllers()}}
     pending: Any = None
@@ -306,7 +303,7 @@ def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
                 if not got_states and plan.spawns:
                     missing.append(f"no message on {states_topic}")
                 if not rbc_ok:
-                    missing.append("/rbc/l2_ctrl service not available")
+                    missing.append(f"{plan.options.name('rbc/l2_ctrl')} service not available")
                 raise BringupError("not ready in time: " + "; ".join(missing))
             executor.spin_once(timeout_sec=0.05)
     finally:
@@ -337,8 +334,7 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--namespace", default="", metavar="NS",
                         help="run every node of this robot under NS (-r __ns:=/NS, as upstream ros2_control): its "
                              "topics, services, actions and the controller manager (/NS/controller_manager); tf "
-                             "frames get the prefix NS/ and /clock becomes /NS/clock (doc/namespaces.md); the RBC "
-                             "is not started under a namespace yet")
+                             "frames get the prefix NS/ and /clock becomes /NS/clock (doc/namespaces.md)")
     parser.add_argument("--no-spawn", dest="spawn", action="store_false",
                         help="run no spawner: the controller manager starts with no controller loaded (for users "
                              "who run the upstream spawner themselves)")
@@ -375,7 +371,8 @@ def help_calls(namespace: str = "", rbc: bool = True) -> str:
         text = text.replace("ros2 control list_controllers  ", f"ros2 control list_controllers -c {namespace}/"
                             "controller_manager").replace(" /controller_manager/", f" {namespace}/controller_manager/")
         text = text.replace(" /joint_states", f" {namespace}/joint_states").replace(
-            " /joint_trajectory_controller/", f" {namespace}/joint_trajectory_controller/")
+            " /joint_trajectory_controller/", f" {namespace}/joint_trajectory_controller/").replace(
+            " /rbc/", f" {namespace}/rbc/")
     lines = text.splitlines()
     return "\n".join(line for line in lines if rbc or "/rbc/" not in line)
 
