@@ -2,7 +2,7 @@
 
     ros2 launch robot_core bringup.launch.py [robot:=FILE] [controllers:=YAML] [use_sim_time:=true]
                                              [mode:=topic|embedded] [headless:=true] [rbc:=true]
-                                             [world:=YAML]
+                                             [world:=YAML] [namespace:=NS]
 
 The same nodes with the same parameters as sim.launch.py + control.launch.py + rbc.launch.py, and as
 ``robot-core bringup`` on machines without ``ros2 launch`` (both read robot_core.bringup.plan). In embedded

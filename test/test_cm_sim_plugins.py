@@ -34,7 +34,7 @@ def test_gazebo_sim_robot_with_ros2_control_transmissions_moves(ros, processes):
     processes.append(cm_proc)
     cm_proc.wait_for_output("controller manager ready", timeout=60)
     assert "hardware component 'GazeboSimSystem': <plugin> 'gz_ros2_control/GazeboSimSystem' runs as topic-based " \
-           "hardware (states from '/robot_joint_states', commands to '/robot_joint_commands'" in cm_proc.output()
+           "hardware (states from 'robot_joint_states', commands to 'robot_joint_commands'" in cm_proc.output()
 
     node = ros.node("gz_robot_client")
     latest: dict[str, JointState] = {}

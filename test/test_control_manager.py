@@ -418,6 +418,6 @@ def test_from_robot_builds_components_from_ros2_control_blocks():
     ]))
     cm = ControllerManagerCore.from_robot(robot, 200)
     comp = cm.component("Sys")
-    assert comp.joint_states_topic == "/s" and comp.joint_commands_topic == "/robot_joint_commands"
+    assert comp.joint_states_topic == "/s" and comp.joint_commands_topic == "robot_joint_commands"
     assert comp.state == State.ACTIVE and cm.rm.read_state("a/position") == 0.4
     assert math.isnan(cm.rm.read_command("a/position"))

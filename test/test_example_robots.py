@@ -146,8 +146,8 @@ def test_rc_arm_ros2_control(rc_arm):
     (block,) = rc_arm.ros2_control
     assert (block.name, block.type, block.plugin) == ("RcArmSystem", "system",
                                                       "topic_based_ros2_control/TopicBasedSystem")
-    assert block.hardware_params == {"joint_commands_topic": "/robot_joint_commands",
-                                     "joint_states_topic": "/robot_joint_states",
+    assert block.hardware_params == {"joint_commands_topic": "robot_joint_commands",
+                                     "joint_states_topic": "robot_joint_states",
                                      "trigger_joint_command_threshold": "-1"}
     assert [j.name for j in block.joints] == [*ARM_JOINTS, "finger_left_joint"]
     for rc_joint in block.joints[:7]:

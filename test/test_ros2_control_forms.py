@@ -155,7 +155,7 @@ def test_simulation_plugins_run_unchanged_and_say_as_what(plugin, kind, caplog):
     assert type(component) is kind
     lines = [r.getMessage() for r in caplog.records if "hardware component 'GazeboSimSystem'" in r.getMessage()]
     assert len(lines) == 1
-    expected = "topic-based hardware (states from '/robot_joint_states'" if kind is TopicBasedComponent else \
+    expected = "topic-based hardware (states from 'robot_joint_states'" if kind is TopicBasedComponent else \
         "mock hardware whose states mirror its commands"
     assert f"<plugin> '{plugin}' runs as {expected}" in lines[0]
     assert set(cm.rm.command_interface_names()) >= {"joint1/position", "joint1/effort", "joint2/position",

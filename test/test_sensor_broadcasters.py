@@ -159,7 +159,7 @@ def _topic_component(params: dict[str, str] | None = None):
 
 def test_topic_sensor_messages_fill_the_sensor_interfaces():
     cm, comp, _ = _topic_component()
-    assert comp.has_sensors and comp.sensor_states_topic == "/robot_sensor_states"
+    assert comp.has_sensors and comp.sensor_states_topic == "robot_sensor_states"
     _, states = cm.list_hardware_interfaces()
     assert [s.name for s in states] == ["spin/position", "ft/force.x", "ft/force.y", "ft/force.z", "range/range"]
     matched = comp.on_sensor_state(["range", "ft", "other"], [["range"], ["force.z", "force.x", "torque.q"], ["a"]],
@@ -213,7 +213,7 @@ def test_a_quiet_sensor_stream_fails_the_component_and_it_recovers():
         t += DT
         wall[0] += 0.1
     print(comp.failure_reason)
-    assert comp.is_failed and "no sensor states on '/robot_sensor_states'" in comp.failure_reason
+    assert comp.is_failed and "no sensor states on 'robot_sensor_states'" in comp.failure_reason
     assert "sensor_timeout 0.2 s" in comp.failure_reason
     comp.on_sensor_state(["ft"], [["force.z"]], [[2.0]])
     comp.on_joint_state(["spin"], [0.0])

@@ -8,7 +8,9 @@ so the launch files and the embedded bringup cannot drift apart.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
@@ -17,6 +19,7 @@ from launch_ros.actions import Node
 
 from launch import LaunchContext, LaunchDescription
 from robot_core.bringup.plan import (
+    CLOCK_TOPIC,
     DEFAULT_CONTROLLERS,
     DEFAULT_ROBOT,
     PACKAGE,
@@ -32,6 +35,7 @@ from robot_core.bringup.plan import (
     package_prefix,
     robot_urdf_text,
     share_dir,
+    with_namespaced_parameter_files,
 )
 
 ARGUMENTS: dict[str, tuple[str, str]] = {
@@ -47,6 +51,9 @@ ARGUMENTS: dict[str, tuple[str, str]] = {
     "rbc_config": (RBC_CONFIG, "rbc parameters YAML"),
     "world": ("", "world file for the simulator (embedded mode: the controller manager), YAML or MJCF .xml (e.g. "
                   "config/worlds/table_top.yaml, doc/world.md); empty: the robot alone"),
+    "namespace": ("", "run every node of this robot under this namespace (its topics, services, actions, "
+                      "<ns>/controller_manager); tf frames get the prefix <ns>/, /clock becomes <ns>/clock "
+                      "(doc/namespaces.md); empty: the root namespace"),
 }
 # Spawners wait this long (wall seconds) for the controller manager's services.
 MANAGER_TIMEOUT = 60.0
@@ -60,10 +67,14 @@ def plan_from_context(context: LaunchContext) -> BringupPlan:
     def arg(name: str) -> str:
         return LaunchConfiguration(name, default=ARGUMENTS[name][0]).perform(context)
 
-    return make_plan(BringupOptions.create(
+    plan = make_plan(BringupOptions.create(
         robot=arg("robot"), controllers=arg("controllers"), mode=arg("mode"), use_sim_time=arg("use_sim_time"),
         rbc=arg("rbc"), headless=arg("headless"), simulator_config=arg("simulator_config"),
-        rbc_config=arg("rbc_config"), world=arg("world")))
+        rbc_config=arg("rbc_config"), world=arg("world"), namespace=arg("namespace")))
+    if not plan.options.namespace:
+        return plan
+    # rcl applies a file's `controller_manager:` section in the root namespace only: copies keyed /<ns>/<node>
+    return with_namespaced_parameter_files(plan, Path(tempfile.mkdtemp(prefix="robot_core_launch_")))
 
 
 def _package_has(package: str, executable: str = "") -> bool:
@@ -82,11 +93,13 @@ def _executable_kwargs(name: str) -> dict[str, Any]:
 def node_action(spec: NodeSpec) -> Node:
     params: list[Any] = [*(str(f) for f in spec.param_files), dict(spec.parameters)]
     return Node(output="screen", parameters=params, remappings=list(spec.remappings),
-                arguments=list(spec.arguments), **_executable_kwargs(spec.executable))
+                arguments=list(spec.arguments), namespace=spec.namespace or None,
+                **_executable_kwargs(spec.executable))
 
 
 def spawner_actions(plan: BringupPlan) -> list[Node]:
-    return [Node(output="screen", arguments=step.arguments(manager_timeout=MANAGER_TIMEOUT),
+    return [Node(output="screen", arguments=step.arguments(plan.options.manager, MANAGER_TIMEOUT),
+                 namespace=plan.options.namespace or None,
                  name=f"spawner_{'inactive' if step.inactive else 'active'}", **_executable_kwargs("spawner"))
             for step in plan.spawns]
 
@@ -95,18 +108,21 @@ def viewer_actions(plan: BringupPlan, embedded_state_publisher: bool = True) -> 
     """robot_state_publisher in embedded mode (only the simulator publishes /tf and /robot_description) and
     rviz2 unless headless; each only where the package is installed."""
     actions: list[Any] = []
+    o = plan.options
+    clock = [(CLOCK_TOPIC, o.clock_topic)] if o.clock_topic != CLOCK_TOPIC else []
     if embedded_state_publisher and plan.options.mode == "embedded":
         if _package_has("robot_state_publisher"):
             description = robot_urdf_text(plan.options.robot, plan.options.package_dirs)
             actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
-                                output="screen", parameters=[{"robot_description": description,
-                                                              "use_sim_time": plan.options.use_sim_time}]))
+                                output="screen", namespace=o.namespace or None, remappings=clock,
+                                parameters=[{"robot_description": description, "frame_prefix": o.frame_prefix,
+                                             "use_sim_time": plan.options.use_sim_time}]))
         else:
             actions.append(LogInfo(msg="robot_state_publisher is not installed: no /tf in embedded mode"))
     if not plan.options.headless:
         if _package_has("rviz2"):
             config = share_dir() / RVIZ_CONFIG
-            actions.append(Node(package="rviz2", executable="rviz2", output="screen",
+            actions.append(Node(package="rviz2", executable="rviz2", output="screen", remappings=clock,
                                 arguments=["-d", str(config)] if config.is_file() else [],
                                 parameters=[{"use_sim_time": plan.options.use_sim_time}]))
         else:

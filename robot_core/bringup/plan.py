@@ -17,10 +17,17 @@ Both ways of starting robot_core read this one plan, so `ros2 launch robot_core 
 * the spawner runs of ``controllers.yaml``'s ``robot_core_bringup`` section: active ones, then ``--inactive``
   (none with ``spawn=False``: the manager starts with no controller loaded, for users who run the upstream
   spawner themselves).
+
+With a ``namespace`` (``--namespace arm1``, ``namespace:=arm1``) every node runs under it (``-r __ns:=/arm1``, as
+upstream ros2_control), so its relative topics, services and actions do too; the robot's tf frames get the prefix
+``arm1/`` (``frame_prefix``) and, since each such bringup runs its own simulated time, ``/clock`` is remapped to
+``/arm1/clock`` for the nodes that make or follow it; the absolute topics of the ``<rbc>`` tags are remapped into
+the namespace for the RBC (doc/namespaces.md).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from collections.abc import Mapping
@@ -30,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from robot_core.physics.frame_prefix import frame_prefix_for_namespace
 from robot_core.yaml_guard import YamlLimitError, safe_load_checked
 
 PACKAGE = "robot_core"
@@ -50,8 +58,10 @@ EMBEDDED_SIM_PARAMS = {"timestep": "sim_timestep", "real_time_factor": "real_tim
                        "mjcf_camera_rate": "mjcf_camera_rate", "sensor_topics": "sensor_topics",
                        "fixed_base": "fixed_base", "contacts_rate": "contacts_rate",
                        "initial_positions": "initial_positions", "gains": "gains"}
-RAW_STATES_TOPIC = "/robot_joint_states"
-BROADCAST_STATES_TOPIC = "/joint_states"
+RAW_STATES_TOPIC = "robot_joint_states"  # relative: under the bringup's namespace
+BROADCAST_STATES_TOPIC = "joint_states"
+CLOCK_TOPIC = "/clock"
+_NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class BringupConfigError(ValueError):
@@ -167,10 +177,13 @@ class NodeSpec:
     parameters: Mapping[str, Any] = field(default_factory=dict)
     remappings: tuple[tuple[str, str], ...] = ()
     arguments: tuple[str, ...] = ()  # program arguments before --ros-args
+    namespace: str = ""  # "/arm1": -r __ns:=/arm1 (launch_ros Node(namespace=...)); "": the root namespace
 
     def ros_arguments(self) -> list[str]:
         """The ``--ros-args`` part of a command line equivalent to what launch_ros passes."""
         args = ["--ros-args"]
+        if self.namespace:
+            args += ["-r", f"__ns:={self.namespace}"]
         for f in self.param_files:
             args += ["--params-file", str(f)]
         for key, value in self.parameters.items():
@@ -178,6 +191,24 @@ class NodeSpec:
         for src, dst in self.remappings:
             args += ["-r", f"{src}:={dst}"]
         return args
+
+
+def normalize_namespace(value: str | None) -> str:
+    """``arm1``, ``/arm1``, ``/arm1/`` -> ``/arm1``; empty -> '' (the root namespace). BringupConfigError for a name
+    ROS would refuse (each part a letter or ``_`` then letters, digits, ``_``)."""
+    text = str(value or "").strip()
+    parts = text.strip("/").split("/") if text.strip("/") else []
+    bad = [p for p in parts if not _NAME_TOKEN.fullmatch(p)]
+    if bad or "//" in text:
+        raise BringupConfigError(f"namespace '{text}' is not a valid ROS namespace (parts are a letter or '_' "
+                                 "followed by letters, digits or '_', separated by '/'), e.g. arm1 or /lab/arm1")
+    return "/" + "/".join(parts) if parts else ""
+
+
+def in_namespace(namespace: str, name: str) -> str:
+    """The absolute name of a relative ``name`` under ``namespace`` (``/arm1``, ``joint_states`` ->
+    ``/arm1/joint_states``); an absolute ``name`` is returned unchanged."""
+    return name if name.startswith("/") else f"{namespace}/{name}"
 
 
 @dataclass(frozen=True)
@@ -208,12 +239,33 @@ class BringupOptions:
     spawn: bool = True  # False: no spawner runs (the user runs upstream's, or their own)
     world: Path | None = None  # a world file for the simulator (doc/world.md); None: the robot alone
     package_dirs: tuple[Path, ...] = ()  # extra package:// roots every node loading the robot gets (a named robot's)
+    namespace: str = ""  # "/arm1": every node under it, frames prefixed, /clock -> /arm1/clock
+
+    @property
+    def frame_prefix(self) -> str:
+        """The robot's tf frame prefix: ``arm1/`` under ``/arm1``, '' without a namespace."""
+        return frame_prefix_for_namespace(self.namespace)
+
+    @property
+    def clock_topic(self) -> str:
+        """Where this graph's simulated time goes: ``/clock``, or ``/arm1/clock`` under a namespace."""
+        return in_namespace(self.namespace, "clock") if self.namespace else CLOCK_TOPIC
+
+    def name(self, relative: str) -> str:
+        """A relative topic, service or node name of this graph as an absolute one."""
+        return in_namespace(self.namespace, relative)
+
+    @property
+    def manager(self) -> str:
+        """The controller manager's full node name, as the spawner's ``-c`` takes it."""
+        return self.name("controller_manager")
 
     @classmethod
     def create(cls, robot: str | Path | None = None, controllers: str | Path | None = None, mode: str = "topic",
                use_sim_time: bool | str = True, rbc: bool | str = True, headless: bool | str = True,
                simulator_config: str | Path | None = None, rbc_config: str | Path | None = None,
-               spawn: bool | str = True, world: str | Path | None = None) -> BringupOptions:
+               spawn: bool | str = True, world: str | Path | None = None,
+               namespace: str | None = None) -> BringupOptions:
         """Options from user input (launch argument strings or CLI values), files resolved and checked."""
         mode = str(mode).strip().lower()
         if mode not in MODES:
@@ -229,7 +281,8 @@ class BringupOptions:
                    headless=as_bool(headless, "headless"),
                    simulator_config=resolve_file(simulator_config or SIMULATOR_CONFIG, "simulator YAML"),
                    rbc_config=resolve_file(rbc_config or RBC_CONFIG, "rbc YAML"), spawn=as_bool(spawn, "spawn"),
-                   world=resolve_file(world, "world file") if world else None, package_dirs=package_dirs)
+                   world=resolve_file(world, "world file") if world else None, package_dirs=package_dirs,
+                   namespace=normalize_namespace(namespace))
 
 
 @dataclass
@@ -334,6 +387,9 @@ def make_plan(options: BringupOptions) -> BringupPlan:
     """The nodes and spawner runs for ``options`` (see the module docstring)."""
     o = options
     sim_time = {"use_sim_time": o.use_sim_time}
+    ns = o.namespace
+    prefix = {"frame_prefix": o.frame_prefix} if ns else {}
+    clock = ((CLOCK_TOPIC, o.clock_topic),) if ns else ()
     simulator = None
     packages = {"package_dirs": [str(d) for d in o.package_dirs]} if o.package_dirs else {}
     cm_params: dict[str, Any] = {"robot_description_file": str(o.robot), "hardware_mode": o.mode, **sim_time,
@@ -341,8 +397,8 @@ def make_plan(options: BringupOptions) -> BringupPlan:
     if o.mode == "topic":
         assert o.simulator_config is not None
         cm_params["publish_robot_description"] = False  # the simulator publishes it
-        sim_params = {"urdf_path": str(o.robot), **({"world": str(o.world)} if o.world else {}), **packages}
-        simulator = NodeSpec("simulator", "simulator", (o.simulator_config,), sim_params)
+        sim_params = {"urdf_path": str(o.robot), **({"world": str(o.world)} if o.world else {}), **packages, **prefix}
+        simulator = NodeSpec("simulator", "simulator", (o.simulator_config,), sim_params, clock, namespace=ns)
     else:
         sim = node_parameters(o.simulator_config, "simulator") if o.simulator_config else {}
         for key, cm_key in EMBEDDED_SIM_PARAMS.items():
@@ -353,13 +409,65 @@ def make_plan(options: BringupOptions) -> BringupPlan:
                 cm_params[cm_key] = value
         if o.world:
             cm_params["world"] = str(o.world)
-    cm = NodeSpec("controller_manager", "controller_manager", (o.controllers,), cm_params)
+        cm_params.update(prefix)
+    cm = NodeSpec("controller_manager", "controller_manager", (o.controllers,), cm_params, clock, namespace=ns)
     rbc = None
     if o.rbc:
-        remap = ((RAW_STATES_TOPIC, BROADCAST_STATES_TOPIC),) if o.mode == "embedded" else ()
+        states = "/" + (BROADCAST_STATES_TOPIC if o.mode == "embedded" else RAW_STATES_TOPIC)
+        remap: tuple[tuple[str, str], ...] = ()
+        if o.mode == "embedded":
+            remap = (("/" + RAW_STATES_TOPIC, in_namespace(ns, states.lstrip("/")) if ns else states),)
+        if ns:  # the <rbc> tags name absolute topics (/robot_joint_states, /<controller>/commands): into the namespace
+            taken = {src for src, _ in remap}
+            remap += tuple((t, ns + t) for t in rbc_topics(o.robot) if t not in taken) + clock
         rbc = NodeSpec("rbc", "rbc", (o.rbc_config,) if o.rbc_config else (),
-                       {"urdf_path": str(o.robot), **sim_time, **packages}, remap)
+                       {"urdf_path": str(o.robot), **sim_time, **packages}, remap, namespace=ns)
     return BringupPlan(o, simulator, cm, rbc, spawn_plan(o.controllers) if o.spawn else [])
+
+
+def rbc_topics(robot_file: Path) -> list[str]:
+    """The absolute topics the robot's ``<rbc>`` var tags name, which a namespaced bringup remaps into its
+    namespace for the RBC."""
+    from robot_core.model import load_robot
+
+    robot = load_robot(str(robot_file))
+    return sorted({var.topic for joint in robot.joints.values() for node in joint.rbc for var in node.vars
+                   if var.topic.startswith("/")})
+
+
+def namespaced_parameters(data: Mapping[str, Any], namespace: str) -> dict[str, Any]:
+    """A parameter file's mapping with its relative node keys moved under ``namespace``.
+
+    rcl matches a key without a leading ``/`` (``controller_manager``) against the node in the root namespace
+    only, so under ``-r __ns:=/arm1`` the file's ``controller_manager:`` section would be ignored silently;
+    ``/arm1/controller_manager:`` is what applies there. Absolute and wildcard keys (``/**``, ``/x/node``) stay."""
+    if not namespace:
+        return dict(data)
+    return {(key if str(key).startswith("/") else f"{namespace}/{key}"): value for key, value in data.items()}
+
+
+def with_namespaced_parameter_files(plan: BringupPlan, directory: Path) -> BringupPlan:
+    """The plan with each node's parameter files replaced by copies in ``directory`` whose node keys are under the
+    plan's namespace (:func:`namespaced_parameters`); the plan itself when it has no namespace."""
+    ns = plan.options.namespace
+    if not ns:
+        return plan
+    written: dict[Path, Path] = {}
+
+    def copy(path: Path) -> Path:
+        if path not in written:
+            out = Path(directory) / f"{len(written)}_{path.name}"
+            out.write_text(yaml.safe_dump(namespaced_parameters(_load_yaml(path), ns), sort_keys=False),
+                           encoding="utf-8")
+            written[path] = out
+        return written[path]
+
+    def spec(node: NodeSpec | None) -> NodeSpec | None:
+        return None if node is None else replace(node, param_files=tuple(copy(f) for f in node.param_files))
+
+    cm = spec(plan.controller_manager)
+    assert cm is not None
+    return BringupPlan(plan.options, spec(plan.simulator), cm, spec(plan.rbc), list(plan.spawns))
 
 
 def robot_urdf_text(path: Path, package_dirs: tuple[Path, ...] = ()) -> str:
@@ -380,5 +488,5 @@ def describe_plan(plan: BringupPlan) -> str:
     for n in plan.nodes():
         lines.append(f"  node {n.name}: {' '.join([n.executable, *n.arguments, *n.ros_arguments()])}")
     for s in plan.spawns:
-        lines.append(f"  spawner {' '.join(s.arguments())}")
+        lines.append(f"  spawner {' '.join(s.arguments(plan.options.manager))}")
     return "\n".join(lines)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from robot_core.bringup.plan import (
+    CLOCK_TOPIC,
     MODES,
     NAMED_ROBOTS,
     RAW_STATES_TOPIC,
@@ -42,6 +43,7 @@ from robot_core.bringup.plan import (
     package_executable,
     robot_urdf_text,
     share_dir,
+    with_namespaced_parameter_files,
 )
 from robot_core.bringup.supervisor import MARKER_ENV, Child, LineSink, Supervisor
 
@@ -84,13 +86,13 @@ class Bringup:
     def __init__(self, plan: BringupPlan, *, sink: LineSink | None = None, log_dir: Path | None = None,
                  ready_timeout: float = 120.0, stop: threading.Event | None = None,
                  progress: Callable[[str], None] | None = None):
-        self.plan = plan
+        self._tmp = tempfile.TemporaryDirectory(prefix="robot_core_bringup_")
+        self.plan = with_namespaced_parameter_files(plan, Path(self._tmp.name))
         self.supervisor = Supervisor(sink=sink, log_dir=log_dir)
         self.ready_timeout = ready_timeout
         self.stop_event = stop or threading.Event()
         self.progress = progress or (lambda _msg: None)
         self.report: BringupReport | None = None
-        self._tmp = tempfile.TemporaryDirectory(prefix="robot_core_bringup_")
 
     # --- context manager ------------------------------------------------------------------------------------
     def __enter__(self) -> Bringup:
@@ -126,14 +128,15 @@ class Bringup:
         if plan.spawns and plan.simulator is not None:
             # A controller activated before the simulator's first states would hold the manager's placeholders
             # (the description's initial values, not the simulator's start pose), e.g. the PR2's lowered arms.
-            self.progress(f"waiting for the simulator's first message on {RAW_STATES_TOPIC}")
-            wait_for_robot_states(deadline, self.stop_event, self._check_children)
+            self.progress(f"waiting for the simulator's first message on {plan.options.name(RAW_STATES_TOPIC)}")
+            wait_for_robot_states(deadline, self.stop_event, self._check_children,
+                                  topic=plan.options.name(RAW_STATES_TOPIC))
         for step in plan.spawns:
             what = "inactive" if step.inactive else "active"
             self.progress(f"spawning {what}: {', '.join(step.controllers)}")
             timeout = max(5.0, deadline - time.monotonic())
             child = self._run_watched(f"spawner_{what}", [executable("spawner"),
-                                                          *step.arguments(manager_timeout=timeout)], timeout)
+                                                          *step.arguments(plan.options.manager, timeout)], timeout)
             if child.popen.returncode != 0:
                 raise BringupError(f"spawner for {', '.join(step.controllers)} failed (exit code "
                                    f"{child.popen.returncode}):\n{_tail(child.output())}{self._node_logs()}")
@@ -177,6 +180,7 @@ class Bringup:
     def _viewer_nodes(self, notes: list[str]) -> list[NodeSpec]:
         """robot_state_publisher (embedded mode) and rviz2 (not headless), where installed -- as the launch files."""
         o, specs = self.plan.options, []
+        clock = ((CLOCK_TOPIC, o.clock_topic),) if o.clock_topic != CLOCK_TOPIC else ()
         if o.mode == "embedded":
             rsp = _ros_executable("robot_state_publisher")
             if rsp:
@@ -184,15 +188,17 @@ class Bringup:
                 import yaml
 
                 params.write_text(yaml.safe_dump({"robot_state_publisher": {"ros__parameters": {
-                    "robot_description": robot_urdf_text(o.robot, o.package_dirs), "use_sim_time": o.use_sim_time}}}))
-                specs.append(NodeSpec("robot_state_publisher", rsp, (params,)))
+                    "robot_description": robot_urdf_text(o.robot, o.package_dirs), "use_sim_time": o.use_sim_time,
+                    "frame_prefix": o.frame_prefix}}}))
+                specs.append(NodeSpec("robot_state_publisher", rsp, (params,), remappings=clock,
+                                      namespace=o.namespace))
             else:
                 notes.append("robot_state_publisher not installed: no /tf or /robot_description in embedded mode")
         if not o.headless:
             rviz = _ros_executable("rviz2") or shutil.which("rviz2")
             if rviz:
                 config = share_dir() / RVIZ_CONFIG
-                specs.append(NodeSpec("rviz2", rviz, (), {"use_sim_time": o.use_sim_time},
+                specs.append(NodeSpec("rviz2", rviz, (), {"use_sim_time": o.use_sim_time}, clock,
                                       arguments=("-d", str(config)) if config.is_file() else ()))
             else:
                 notes.append("rviz2 not installed: running headless")
@@ -216,8 +222,9 @@ def _tail(text: str, lines: int = 25) -> str:
 
 
 # --- readiness over DDS -----------------------------------------------------------------------------------------
-def wait_for_robot_states(deadline: float, stop: threading.Event, check: Callable[[], Any] = lambda: None) -> None:
-    """Block until a message arrives on the simulator's raw joint states topic."""
+def wait_for_robot_states(deadline: float, stop: threading.Event, check: Callable[[], Any] = lambda: None,
+                          topic: str = "/" + RAW_STATES_TOPIC) -> None:
+    """Block until a message arrives on the simulator's raw joint states ``topic``."""
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
@@ -230,14 +237,14 @@ def wait_for_robot_states(deadline: float, stop: threading.Event, check: Callabl
     executor = SingleThreadedExecutor(context=ctx)
     executor.add_node(node)
     got: list[Any] = []
-    node.create_subscription(JointState, RAW_STATES_TOPIC, got.append, 10)
+    node.create_subscription(JointState, topic, got.append, 10)
     try:
         while not got:
             check()
             if stop.is_set():
                 raise InterruptedError("bringup interrupted")
             if time.monotonic() > deadline:
-                raise BringupError(f"not ready in time: no message on {RAW_STATES_TOPIC} from the simulator")
+                raise BringupError(f"not ready in time: no message on {topic} from the simulator")
             executor.spin_once(timeout_sec=0.05)
     finally:
         executor.shutdown(timeout_sec=1.0)
@@ -261,13 +268,14 @@ def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
     executor = SingleThreadedExecutor(context=ctx)
     executor.add_node(node)
     got_states: list[Any] = []
-    node.create_subscription(JointState, "/joint_states", got_states.append, 10)
-    lister = node.create_client(ListControllers, "/controller_manager/list_controllers")
+    states_topic = plan.options.name("joint_states")
+    node.create_subscription(JointState, states_topic, got_states.append, 10)
+    lister = node.create_client(ListControllers, plan.options.name("controller_manager/list_controllers"))
     l2 = None
     if plan.rbc is not None:
         from robot_core_interfaces.srv import L2Control
 
-        l2 = node.create_client(L2Control, "/rbc/l2_ctrl")
+        l2 = node.create_client(L2Control, plan.options.name("rbc/l2_ctrl"))
     expected = {**{c: "active" for c in plan.active_controllers()},
                 **{c: "inactive" for c in plan.inactive_controllers()}}
     pending: Any = None
@@ -293,9 +301,9 @@ def wait_until_ready(plan: BringupPlan, deadline: float, stop: threading.Event,
                     missing.append(f"controller states {states or '(list_controllers not answering)'}, expected "
                                    f"{expected}")
                 if not got_states and plan.spawns:
-                    missing.append("no message on /joint_states")
+                    missing.append(f"no message on {states_topic}")
                 if not rbc_ok:
-                    missing.append("/rbc/l2_ctrl service not available")
+                    missing.append(f"{plan.options.name('rbc/l2_ctrl')} service not available")
                 raise BringupError("not ready in time: " + "; ".join(missing))
             executor.spin_once(timeout_sec=0.05)
     finally:
@@ -323,6 +331,10 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--world", default=None, metavar="YAML",
                         help="a world file for the simulator (embedded mode: the controller manager), YAML or MJCF "
                              ".xml (e.g. config/worlds/table_top.yaml; doc/world.md)")
+    parser.add_argument("--namespace", default="", metavar="NS",
+                        help="run every node of this robot under NS (-r __ns:=/NS, as upstream ros2_control): its "
+                             "topics, services, actions and the controller manager (/NS/controller_manager); tf "
+                             "frames get the prefix NS/ and /clock becomes /NS/clock (doc/namespaces.md)")
     parser.add_argument("--no-spawn", dest="spawn", action="store_false",
                         help="run no spawner: the controller manager starts with no controller loaded (for users "
                              "who run the upstream spawner themselves)")
@@ -343,7 +355,8 @@ def plan_from_args(args: argparse.Namespace) -> BringupPlan:
     return make_plan(BringupOptions.create(
         robot=args.robot, controllers=args.controllers, mode=args.mode, use_sim_time=args.use_sim_time,
         rbc=args.rbc, headless=args.headless, simulator_config=args.simulator_config, rbc_config=args.rbc_config,
-        spawn=getattr(args, "spawn", True), world=getattr(args, "world", None)))
+        spawn=getattr(args, "spawn", True), world=getattr(args, "world", None),
+        namespace=getattr(args, "namespace", "")))
 
 
 HELP_CALLS = """try:
@@ -355,6 +368,19 @@ HELP_CALLS = """try:
     "{trajectory: {joint_names: [joint1], points: [{positions: [0.5], time_from_start: {sec: 2}}]}}"
   ros2 service call /rbc/l2_ctrl robot_core_interfaces/srv/L2Control "{cmd: list_re}"
 stop with Ctrl-C"""
+
+
+def help_calls(namespace: str = "", rbc: bool = True) -> str:
+    """HELP_CALLS with the names of a namespaced graph (``-c /arm1/controller_manager``, ``/arm1/joint_states``)."""
+    text = HELP_CALLS
+    if namespace:
+        text = text.replace("ros2 control list_controllers  ", f"ros2 control list_controllers -c {namespace}/"
+                            "controller_manager").replace(" /controller_manager/", f" {namespace}/controller_manager/")
+        text = text.replace(" /joint_states", f" {namespace}/joint_states").replace(
+            " /joint_trajectory_controller/", f" {namespace}/joint_trajectory_controller/").replace(
+            " /rbc/", f" {namespace}/rbc/")
+    lines = text.splitlines()
+    return "\n".join(line for line in lines if rbc or "/rbc/" not in line)
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -403,10 +429,7 @@ def run_cli(args: argparse.Namespace) -> int:
             progress(note)
         with console_lock:
             print(report.ready_line(), flush=True)
-            if report.rbc:
-                print(HELP_CALLS, flush=True)
-            else:
-                print("\n".join(line for line in HELP_CALLS.splitlines() if "/rbc/" not in line), flush=True)
+            print(help_calls(plan.options.namespace, report.rbc), flush=True)
         while not stop.wait(0.25):
             problem = bringup._check_children(raise_error=False)
             if problem:

@@ -480,8 +480,8 @@ IN_PROCESS_PLUGIN = "robot_core/InProcessSimulator"
 def plugin_report(component: HardwareComponent) -> str:
     """One line saying which implementation the block's ``<plugin>`` was taken as (logged once per component)."""
     role = _ROLES[HARDWARE_PLUGINS[component.plugin]].format(
-        states=component.info.param("joint_states_topic", "/robot_joint_states"),
-        commands=component.info.param("joint_commands_topic", "/robot_joint_commands"))
+        states=component.info.param("joint_states_topic", "robot_joint_states"),
+        commands=component.info.param("joint_commands_topic", "robot_joint_commands"))
     written = component.info.plugin or "(none)"
     how = "" if component.plugin == written else f" (replaced by '{component.plugin}')"
     return f"hardware component '{component.name}': <plugin> '{written}'{how} runs as {role}"

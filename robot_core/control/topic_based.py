@@ -77,14 +77,14 @@ class TopicBasedComponent(HardwareComponent):
 
     def __init__(self, info: HardwareInfo):
         super().__init__(info)
-        self.joint_commands_topic = info.param("joint_commands_topic", "/robot_joint_commands")
-        self.joint_states_topic = info.param("joint_states_topic", "/robot_joint_states")
+        self.joint_commands_topic = info.param("joint_commands_topic", "robot_joint_commands")
+        self.joint_states_topic = info.param("joint_states_topic", "robot_joint_states")
         self.trigger_joint_command_threshold = info.float_param("trigger_joint_command_threshold", 1e-5)
         self.sum_wrapped_joint_states = info.bool_param("sum_wrapped_joint_states", False)
         self.use_initial_states_as_initial_commands = info.bool_param("use_initial_states_as_initial_commands", False)
         self.state_timeout = info.float_param("state_timeout", 1.0)
         self.use_transmissions = info.bool_param("use_transmissions", False)
-        self.sensor_states_topic = info.param("sensor_states_topic", "/robot_sensor_states")
+        self.sensor_states_topic = info.param("sensor_states_topic", "robot_sensor_states")
         self.sensor_timeout = info.float_param("sensor_timeout", self.state_timeout)
         # The node sets this to a function that publishes the command message.
         self.command_sink: Callable[[JointStateData], None] | None = None

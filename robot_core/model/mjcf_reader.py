@@ -529,8 +529,8 @@ class _MjcfReader:
     def actuators(self, robot: RobotModel) -> None:
         m = self.m
         block = Ros2Control(name=f"{robot.name}_system", type="system", plugin=TOPIC_PLUGIN,
-                            hardware_params={"joint_commands_topic": "/robot_joint_commands",
-                                             "joint_states_topic": "/robot_joint_states",
+                            hardware_params={"joint_commands_topic": "robot_joint_commands",
+                                             "joint_states_topic": "robot_joint_states",
                                              "trigger_joint_command_threshold": "-1"},
                             source=SourceRef(self.file, None, "<actuator>"))
         rc_joints: dict[str, Ros2ControlJoint] = {}

@@ -143,7 +143,8 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         self.update_rate = float(self.get_parameter("update_rate").value)
         # hidden (leading underscore) like other internal nodes: `ros2 node list` shows only the manager
         self.io = HardwareIo(self.context, f"_{self.get_name()}_hardware_io", self.get_namespace(),
-                             clock_from_topic=self.mode != "embedded")
+                             clock_from_topic=self.mode != "embedded",
+                             clock_topic=self.resolve_topic_name("/clock"))
         self.io.share_clock(self)
         self._description_sub = None
         description = self._initial_description()
@@ -205,7 +206,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         from robot_core.model.urdf_writer import write_urdf
 
         qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
-        self._description_pub = self.create_publisher(String, "/robot_description", qos)
+        self._description_pub = self.create_publisher(String, "robot_description", qos)
         self._description_pub.publish(String(data=robot.urdf_xml or write_urdf(robot)))
 
     def _on_description(self, msg: Any) -> None:
@@ -350,6 +351,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         import warnings
 
         from robot_core.model import RobotModelError
+        from robot_core.physics.frame_prefix import FramePrefix
         from robot_core.ros.embedded_scene import EmbeddedScene
 
         log = self.get_logger()
@@ -359,12 +361,14 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
                 engine = component.build_engine()
                 world = scene.world_sim(engine)
                 scene.add_model_cameras(robot, engine, str(self._declared["world_frame"]))
+                FramePrefix(str(self._declared["frame_prefix"]))  # refused here, naming the parameter
             except (RobotModelError, ValueError) as exc:
                 raise ControlError(str(exc)) from None
         for w in caught:
             log.warning(str(w.message))
         outputs = EmbeddedScene(self, scene, world, robot, self.outbox.post,
                                 world_frame=str(self._declared["world_frame"]),
+                                frame_prefix=str(self._declared["frame_prefix"]),
                                 tf_rate=float(self._declared["tf_rate"]),
                                 lasers=bool(self._declared["lasers"]),
                                 contacts_rate=float(self._declared["contacts_rate"]), log_error=log.error,
@@ -415,7 +419,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
                 from rosgraph_msgs.msg import Clock
 
                 self._clock_pub = self.io.node.create_publisher(
-                    Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+                    Clock, self.io.clock_topic, QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
             self._create_sim_services(pacing)
         elif self.get_parameter("use_sim_time").value:
             # A dead simulator stops /clock and so the cycles: the idle hook still takes the robot's states and

@@ -41,6 +41,9 @@ SCENE_PARAMS: tuple[P, ...] = (
       "<remapping>, <topic>, ROS 1 topicName; doc/sensors.md#topic-names)", choices=("name", "description")),
     P("noise_seed", "int", -1, "seed of the sensors' noise (the description's <noise> and *_noise_stddev params; "
       "doc/sensors.md#noise): the same seed gives the same noise; negative: a fresh seed each run"),
+    P("frame_prefix", "string", "", "put before every frame of the robot on /tf, /tf_static and in the sensors' "
+      "headers (robot_state_publisher's frame_prefix), e.g. 'arm1/', so two robots' frames do not clash; the world "
+      "frame and the world's objects keep their names (doc/namespaces.md)"),
     P("sensor_rates.<sensor>", "double", None, "update rate of a camera or laser instead of the description's "
       "(e.g. a 2448 x 2050 camera at 1 Hz on a machine without GPU); in YAML a map sensor_rates: {cam: 1.0}",
       unit="Hz", family=True),
@@ -49,7 +52,10 @@ SCENE_PARAMS: tuple[P, ...] = (
 SIMULATOR_PARAMS: tuple[P, ...] = (
     P("robot_description", "string", "", "URDF (or xacro, or MJCF) text, as robot_state_publisher takes it"),
     P("urdf_path", "string", "", "a .urdf / .xacro / .g / MJCF file, used when robot_description is empty"),
-    P("robot_description_topic", "string", "/robot_description",
+    P("robots", "string", "", "a robots file (YAML, doc/namespaces.md#several-robots-in-one-simulator): several "
+      "robots in this one world, each with its namespace, base pose and topic pair; replaces robot_description and "
+      "urdf_path"),
+    P("robot_description_topic", "string", "robot_description",
       "no description given: wait for it on this topic (transient local); given: publish it there"),
     P("publish_robot_description", "bool", True, "publish the description we were given (latched)"),
     P("package_dirs", "string[]", [], "extra roots for package:// (besides the ament index, AMENT_PREFIX_PATH "
@@ -67,11 +73,12 @@ SIMULATOR_PARAMS: tuple[P, ...] = (
     P("world_frame", "string", "world", "parent frame of a floating base's root in /tf"),
     P("status_rate", "double", 10.0, "~/status rate (wall time); also the rate at which clock, states and tf "
       "are repeated while paused", minimum=0.0, exclusive_min=True, unit="Hz"),
-    P("joint_states_topic", "string", "/robot_joint_states", "joint states out (upstream topic_based default)"),
-    P("sensor_states_topic", "string", "/robot_sensor_states", "the ros2_control sensors' values out "
+    P("joint_states_topic", "string", "robot_joint_states", "joint states out (upstream topic_based's name; relative: "
+      "follows the node's namespace, doc/namespaces.md)"),
+    P("sensor_states_topic", "string", "robot_sensor_states", "the ros2_control sensors' values out "
       "(control_msgs/DynamicJointState, with the joint states; only for a robot with sensors)"),
-    P("joint_commands_topic", "string", "/robot_joint_commands", "joint commands in (upstream topic_based "
-      "default)"),
+    P("joint_commands_topic", "string", "robot_joint_commands", "joint commands in (upstream topic_based's "
+      "name; relative: follows the node's namespace)"),
     P("start_paused", "bool", False, "start paused (~/resume or ~/step to run)"),
     P("command_timeout", "double", 0.5, "wall seconds without a command message after which velocity-commanded "
       "joints stop (velocity 0) and effort-commanded ones hold their position; 0 = off", minimum=0.0, unit="s"),
@@ -148,7 +155,7 @@ CONTROLLER_MANAGER_PARAMS: tuple[P, ...] = (
 RBC_PARAMS: tuple[P, ...] = (
     P("robot_description", "string", "", "URDF (or xacro, or MJCF) text"),
     P("urdf_path", "string", "", "URDF / xacro / .g / MJCF file, used when robot_description is empty"),
-    P("robot_description_topic", "string", "/robot_description",
+    P("robot_description_topic", "string", "robot_description",
       "no description given: wait for the URDF on this topic (transient local)"),
     P("package_dirs", "string[]", [], "extra roots for package://"),
     P("rate", "double", 100.0, "coupler cycle, steady (wall) time", minimum=0.0, exclusive_min=True, unit="Hz"),
@@ -169,7 +176,7 @@ RBC_PARAMS: tuple[P, ...] = (
     P("output_rate", "double", 50.0, "rate of reacher/extender outputs (wrenches, /tf)", minimum=0.0,
       exclusive_min=True, unit="Hz"),
     P("feedback_rate", "double", 20.0, "rate of action feedback", minimum=0.0, exclusive_min=True, unit="Hz"),
-    P("apply_wrench_service", "string", "/simulator/apply_wrench", "the service ContactSimulation in mode "
+    P("apply_wrench_service", "string", "simulator/apply_wrench", "the service ContactSimulation in mode "
       "'service' calls"),
     P("instance_threads", "int", 16, "threads of the instance executor (a running goal holds one)", minimum=2),
     P("preload_kinematics", "bool", True, "build the kinematics model at start (in the background) instead of at "

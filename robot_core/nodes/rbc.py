@@ -163,7 +163,7 @@ class RbcNode(ReadOnlyReasons, Node):
         if description:
             self._start(self._load(description, source), source)
         else:
-            topic = self.p["robot_description_topic"]
+            topic = self.resolve_topic_name(self.p["robot_description_topic"])
             self._log.info(f"no robot_description or urdf_path parameter: waiting for the robot description on "
                            f"'{topic}'")
             self._description_sub = self.create_subscription(String, topic, self._on_description, LATCHED_QOS)
@@ -204,7 +204,7 @@ class RbcNode(ReadOnlyReasons, Node):
             self._log.warning("another robot description arrived; the coupler keeps its robot (restart it to "
                               "couple another one)", throttle_duration_sec=10.0)
             return
-        source = f"topic {self.p['robot_description_topic']}"
+        source = f"topic {self.resolve_topic_name(self.p['robot_description_topic'])}"
         try:
             self._start(self._load(msg.data, source), source)
         except StartupError as exc:

@@ -63,8 +63,10 @@ import traceback
 import warnings
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from rcl_interfaces.msg import SetParametersResult
@@ -80,14 +82,17 @@ from std_srvs.srv import Trigger
 
 from robot_core.control.messages import DynamicJointStateData, InterfaceValueData
 from robot_core.model import RobotModel, RobotModelError, load_robot
+from robot_core.model.robot_group import RobotGroup, group_summary, merge_robots, read_robots_file
 from robot_core.nodes.node_params import SIMULATOR_PARAMS
 from robot_core.physics.command_protocol import CommandRejectedError, DropReporter, JointCommand, JointCommandProtocol
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
+from robot_core.physics.frame_prefix import FramePrefix
 from robot_core.physics.link_transforms import LinkTransforms
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
 from robot_core.physics.scene import Scene, SceneSettings
 from robot_core.physics.world import WorldSim
 from robot_core.ros.message_templates import DynamicJointStateBytes, retrying, stamped_template
+from robot_core.ros.namespaces import absolute_names_warning
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
 from robot_core.ros.serialized_template import SerializedTemplate, sentinels
 from robot_core.ros.sim_sensors import SimSensors
@@ -154,6 +159,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._log = self.get_logger()
         p = self._read_parameters()
         self.params = p
+        self._frames = FramePrefix(p["frame_prefix"])  # a bad prefix stops the start, naming the parameter
         self.engine: PhysicsEngine | None = None
         self.robot: RobotModel | None = None
         self._stop = threading.Event()
@@ -175,7 +181,10 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._last_event = ""
         self.ready = threading.Event()
 
-        self._js_pub = self.create_publisher(JointState, p["joint_states_topic"], STATE_QOS)
+        self._group: RobotGroup | None = None  # a robots file: several robots in this one world (_start_group)
+        self._members: list[_MemberIo] = []
+        self._js_pub = (self.create_publisher(JointState, p["joint_states_topic"], STATE_QOS)
+                        if not p["robots"] else None)
         self._sensor_pub = None  # created at start for a robot with ros2_control sensors
         self._clock_pub = self.create_publisher(ClockMsg, "/clock", CLOCK_QOS)
         self._tf_pub = self.create_publisher(_tf_message_type(), "/tf", TF_QOS) if p["publish_tf"] else None
@@ -189,7 +198,13 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._make_world_publishers()
         self._events_pub = self.create_publisher(String, "~/events", EVENTS_QOS)
         self._status_msg = SimulatorStatus()
-        self._cmd_sub = self.create_subscription(JointState, p["joint_commands_topic"], self._on_command, COMMAND_QOS)
+        self._cmd_sub = (self.create_subscription(JointState, p["joint_commands_topic"], self._on_command, COMMAND_QOS)
+                         if not p["robots"] else None)
+        warning = absolute_names_warning(self.get_namespace(), {k: p[k] for k in (
+            "joint_states_topic", "joint_commands_topic", "sensor_states_topic", "robot_description_topic")},
+            "simulator parameters")
+        if warning:
+            self._log.warning(warning)
         self._make_services()
         self._status_timer = self.create_timer(1.0 / p["status_rate"], self._publish_status,
                                                clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -199,7 +214,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
         description, source = p["robot_description"], "parameter robot_description"
         if not description and p["urdf_path"]:
             description, source = p["urdf_path"], p["urdf_path"]
-        if description:
+        if p["robots"]:
+            self._start_group(p["robots"])
+        elif description:
             robot = self._load(description, source)
             if p["publish_robot_description"]:
                 self._description_pub = self.create_publisher(String, p["robot_description_topic"], LATCHED_QOS)
@@ -207,7 +224,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._start(robot)
         else:
             self._log.info(f"no robot_description or urdf_path parameter: waiting for the robot description on "
-                           f"'{p['robot_description_topic']}'")
+                           f"'{self.resolve_topic_name(p['robot_description_topic'])}'")
             self._description_sub = self.create_subscription(String, p["robot_description_topic"],
                                                              self._on_description, LATCHED_QOS)
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -282,11 +299,11 @@ class SimulatorNode(ReadOnlyReasons, Node):
                               "simulate another one)", throttle_duration_sec=10.0)
             return
         try:
-            robot = self._load(msg.data, f"topic {self.params['robot_description_topic']}")
+            robot = self._load(msg.data, f"topic {self.resolve_topic_name(self.params['robot_description_topic'])}")
             self._start(robot)
         except (RobotModelError, ValueError) as exc:
             self._log.error(f"cannot simulate the robot description received on "
-                            f"'{self.params['robot_description_topic']}': {exc}")
+                            f"'{self.resolve_topic_name(self.params['robot_description_topic'])}': {exc}")
 
     def _start(self, robot: RobotModel) -> None:
         p = self.params
@@ -300,6 +317,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
                                    **scene.engine_options(robot, engine_fixed(robot, p)))
             self._world = scene.world_sim(engine)
             scene.add_model_cameras(robot, engine, p["world_frame"])
+            self._frames = FramePrefix(p["frame_prefix"], {p["world_frame"], *self._world.objects})
         for w in caught:
             self._log.warning(str(w.message))
         self.robot, self.engine = robot, engine
@@ -333,14 +351,14 @@ class SimulatorNode(ReadOnlyReasons, Node):
                     self._sensor_layout.append((sensor, []))
                 self._sensor_layout[-1][1].append(iface)
             self._sensor_bytes = DynamicJointStateBytes()
-            if self._sensor_pub is None:
+            if self._sensor_pub is None and not p["robots"]:  # a group: per robot (_start_group)
                 self._sensor_pub = self.create_publisher(DynamicJointState, p["sensor_states_topic"], STATE_QOS)
         self._clock_tpl = _clock_template()
         self._stamp_sec, self._stamp_nanosec = 0, 0
         if p["publish_tf"]:
             self._transforms = LinkTransforms(robot, engine.joint_names, engine.link_names,
                                               None if engine.fixed_base else p["world_frame"])
-            self._tf_tpl = _tf_template(self._transforms.moving_edges)
+            self._tf_tpl = _tf_template(self._frames.edges(self._transforms.moving_edges))
             self._publish_tf_static()
         self._publish_all()
         objects = self._world.objects
@@ -398,7 +416,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._wake.wait(min(0.1, max(0.0, self._next_paused_publish - now)))
             self._wake.clear()
             return
-        if not self._watchdog_tripped and self._command_timeout > 0.0:
+        if self._members and self._command_timeout > 0.0:
+            self._check_member_watchdogs()
+        elif not self._watchdog_tripped and self._command_timeout > 0.0:
             self._check_watchdog()
         ahead = self._pacer.remaining(self._sim_seconds())
         if ahead > 0.0:
@@ -422,6 +442,21 @@ class SimulatorNode(ReadOnlyReasons, Node):
                         f"{', '.join(clip(n) for n in stopped[:12])}{' ...' if len(stopped) > 12 else ''} held "
                         "(velocity commands set to 0, effort commands replaced by a position hold); the next "
                         "command takes over", warning=True)
+
+    def _check_member_watchdogs(self) -> None:
+        """The watchdog of a robot group, robot by robot: a silent controller manager stops its own robot while the
+        others' keep theirs moving."""
+        now = time.monotonic()
+        for io in self._members:
+            idle = now - io.last_command
+            if io.tripped or idle < self._command_timeout:
+                continue
+            io.tripped = True
+            stopped = self.engine.stop_motion_commands([io.prefix + j for j in io.joints])
+            if stopped:
+                self._event(f"robot {io.namespace}: no command for {idle:.2f} s (command_timeout "
+                            f"{self._command_timeout:g} s): joints {', '.join(clip(n) for n in stopped[:12])}"
+                            f"{' ...' if len(stopped) > 12 else ''} held; its next command takes over", warning=True)
 
     def _step_slice(self) -> None:
         """Work on the step request for at most STEP_SLICE_SECONDS, so jobs (a reset, a pause) get in between."""
@@ -579,6 +614,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._publish_objects()
 
     def _publish_joint_states(self) -> None:
+        if self._group is not None:  # several robots: per robot (none before _start_group has set them up)
+            self._publish_member_states()
+            return
         engine, tpl = self.engine, self._js_tpl
         tpl.set("sec", self._stamp_sec)
         tpl.set("nanosec", self._stamp_nanosec)
@@ -588,6 +626,78 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._js_pub.publish(tpl.tobytes())
         if self._sensor_pub is not None:
             self._publish_sensor_states()
+
+    # ------------------------------------------------------------------ several robots in one world
+    def _start_group(self, path: str) -> None:
+        """The robots of a robots file (robot_core.model.robot_group) as one model in this world, each with its
+        own topic pair: states split per robot under its own joint names, its commands taken under its prefix."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            group = merge_robots(read_robots_file(path), lambda file: self._load(file, file),
+                                 self.params["world_frame"])
+        for w in caught:
+            self._log.warning(str(w.message))
+        self._group = group
+        self._start(group.model)
+        engine = self.engine
+        assert engine is not None
+        from control_msgs.msg import DynamicJointState
+
+        members = []
+        for m in group.members:
+            joints = [j for j in m.joints if m.prefix + j in engine.joint_names]
+            sensors = [(name[len(m.prefix):], ifaces) for name, ifaces in self._sensor_layout
+                       if name.startswith(m.prefix)]
+            io = _MemberIo(m.namespace, m.prefix, joints,
+                           np.array([engine.joint_names.index(m.prefix + j) for j in joints], dtype=int),
+                           _joint_state_template(joints),
+                           self.create_publisher(JointState, m.joint_states_topic, STATE_QOS), sensors,
+                           self.create_publisher(DynamicJointState, f"/{m.namespace}/robot_sensor_states", STATE_QOS)
+                           if sensors else None)
+            members.append(io)
+            self.create_subscription(JointState, m.joint_commands_topic,
+                                     lambda msg, io=io, topic=m.joint_commands_topic: self._on_member_command(
+                                         io, topic, msg), COMMAND_QOS)
+        self._members = members  # one assignment: the simulation thread publishes from it
+        self._log.info(f"robot group from {path}: {group_summary(group)}")
+
+    def _publish_member_states(self) -> None:
+        engine = self.engine
+        pos, vel, eff = engine.positions(), engine.velocities(), engine.efforts()
+        values = engine.sensor_values().tolist() if self._sensor_layout else []
+        offsets, start = {}, 0
+        for name, ifaces in self._sensor_layout:
+            offsets[name] = start
+            start += len(ifaces)
+        stamp = self._stamp_sec + self._stamp_nanosec * 1e-9
+        for io in self._members:
+            tpl = io.template
+            tpl.set("sec", self._stamp_sec)
+            tpl.set("nanosec", self._stamp_nanosec)
+            tpl.set("position", pos[io.index])
+            tpl.set("velocity", vel[io.index])
+            tpl.set("effort", eff[io.index])
+            io.states_pub.publish(tpl.tobytes())
+            if io.sensor_pub is not None:
+                groups = [InterfaceValueData(ifaces, values[offsets[io.prefix + name]:
+                                                            offsets[io.prefix + name] + len(ifaces)])
+                          for name, ifaces in io.sensors]
+                data = DynamicJointStateData([name for name, _ in io.sensors], groups, stamp)
+                io.sensor_pub.publish(self._sensor_bytes(data))
+
+    def _on_member_command(self, io: _MemberIo, topic: str, msg: JointState) -> None:
+        """A command of one robot of the group: its joint names under its prefix, then as any command."""
+        if self.engine is None:
+            return
+        try:
+            cmd = self._protocol.parse([io.prefix + n for n in msg.name], msg.position, msg.velocity, msg.effort)
+        except CommandRejectedError as exc:
+            self._drops.report(f"{exc} (message on '{topic}' ignored)")
+            return
+        if cmd.groups():
+            self._last_command = io.last_command = time.monotonic()
+            io.tripped = False  # this robot's watchdog watches again
+            self._commands.append(cmd)
 
     def _publish_sensor_states(self) -> None:
         """The sensors' values with the joint states, same stamp (doc/topic_protocol.md)."""
@@ -624,7 +734,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
             out += self._world_topics.static_transforms(self._world, self._placed, stamp)
         if self._sensors:
             out += self._sensors.static_transforms(stamp)
-        self._tf_static_pub.publish(_tf_message_type()(transforms=out))
+        self._tf_static_pub.publish(_tf_message_type()(transforms=self._frames.apply(out)))
 
     def _publish_status(self) -> None:
         if self.engine is None:
@@ -816,10 +926,27 @@ class SimulatorNode(ReadOnlyReasons, Node):
         p = self.params
         sensors = SimSensors(self, robot, engine.model, engine.timestep, cameras=p["cameras"], lasers=p["lasers"],
                              log_error=lambda text: self._event(text, warning=True),
-                             seed=p["noise_seed"] if p["noise_seed"] >= 0 else None, topics=p["sensor_topics"])
+                             seed=p["noise_seed"] if p["noise_seed"] >= 0 else None, topics=p["sensor_topics"],
+                             frame_prefix=self._frames.prefix)
         if sensors:
             self._sensors = sensors
             self._log.info(f"sensors: {sensors.describe()}")
+
+
+@dataclass
+class _MemberIo:
+    """One robot of a group: its joints (unprefixed) and their indices in the engine, its topics."""
+
+    namespace: str
+    prefix: str
+    joints: list[str]
+    index: np.ndarray
+    template: SerializedTemplate
+    states_pub: Any
+    sensors: list[tuple[str, list[str]]]
+    sensor_pub: Any
+    last_command: float = field(default_factory=time.monotonic)  # wall time of its last accepted command
+    tripped: bool = False  # its watchdog stopped it since that command
 
 
 def _tf_message_type() -> Any:

@@ -453,12 +453,13 @@ class Actuation:
             self._moving[idx] = False
             self._feedforward = True
 
-    def stop_motion(self) -> np.ndarray:
+    def stop_motion(self, only: np.ndarray | None = None) -> np.ndarray:
         """Velocity-mode joints to zero velocity (and no effort feed-forward), effort-mode joints with a non-zero
         effort to a position hold where they are (bumpless); returns the indices changed. What a drive does
-        when its command stream stops."""
-        vel = np.flatnonzero((self.mode == VELOCITY) & ((self.velocity_cmd != 0.0) | (self.effort_cmd != 0.0)))
-        eff = np.flatnonzero((self.mode == EFFORT) & (self.effort_cmd != 0.0))
+        when its command stream stops. ``only``: a boolean mask of the joints concerned (one robot of a group)."""
+        mask = np.ones(self.mode.shape, dtype=bool) if only is None else only
+        vel = np.flatnonzero(mask & (self.mode == VELOCITY) & ((self.velocity_cmd != 0.0) | (self.effort_cmd != 0.0)))
+        eff = np.flatnonzero(mask & (self.mode == EFFORT) & (self.effort_cmd != 0.0))
         if vel.size:
             self.command(vel, None, np.zeros(vel.size), None)
         if eff.size:

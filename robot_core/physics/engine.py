@@ -482,11 +482,15 @@ class PhysicsEngine:
         limit = "position range" if label == "position" else f"{label} limit"
         return f"{ABSURD_FACTOR:g} x the joint's {limit}, or {ABSURD_UNLIMITED:g} without one"
 
-    def stop_motion_commands(self) -> list[str]:
+    def stop_motion_commands(self, joints: Sequence[str] | None = None) -> list[str]:
         """Command watchdog: velocity-commanded joints to zero velocity, effort-commanded ones to hold their
         current position; returns the joints that changed (none when nothing was moving them). Position-commanded
-        joints already hold. The next command takes over as usual."""
-        return [self.actuated_joint_names[i] for i in self.actuation.stop_motion()]
+        joints already hold. The next command takes over as usual. ``joints``: only these (one robot of a group)."""
+        only = None
+        if joints is not None:
+            wanted = set(joints)
+            only = np.array([n in wanted for n in self.actuated_joint_names], dtype=bool)
+        return [self.actuated_joint_names[i] for i in self.actuation.stop_motion(only)]
 
     def command_modes(self) -> dict[str, str]:
         """Actuated joint -> "position" | "velocity" | "effort" (what it currently obeys)."""

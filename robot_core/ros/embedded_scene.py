@@ -31,6 +31,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from robot_core.model.robot_model import RobotModel
+from robot_core.physics.frame_prefix import FramePrefix
 from robot_core.physics.pacing import steps_per_period
 from robot_core.physics.scene import Scene
 from robot_core.physics.world import Pose, WorldSim
@@ -54,10 +55,11 @@ Post = Callable[[Hashable, Callable[[Any], None], Any], None]
 
 class EmbeddedScene:
     """World and camera/laser outputs of the engine the manager steps. ``post(key, handler, data)``: the manager's
-    outbox. ``tf_rate``: Hz of simulated time for the objects. ``log_error``: a line when rendering fails."""
+    outbox. ``tf_rate``: Hz of simulated time for the objects. ``log_error``: a line when rendering fails.
+    ``frame_prefix``: the robot's tf frame prefix (physics/frame_prefix.py); the world's frames keep their names."""
 
     def __init__(self, node: Node, scene: Scene, world: WorldSim, robot: RobotModel, post: Post, *,
-                 world_frame: str = "world", tf_rate: float = 50.0, lasers: bool = True,
+                 world_frame: str = "world", tf_rate: float = 50.0, lasers: bool = True, frame_prefix: str = "",
                  contacts_rate: float = 0.0, log_error: Callable[[str], None] | None = None,
                  between_cycles: Callable[[], contextlib.AbstractContextManager[None]] | None = None,
                  after_change: Callable[[str], None] | None = None, callback_group: Any = None):
@@ -68,9 +70,10 @@ class EmbeddedScene:
         self._tf_pub = node.create_publisher(tf_message_type(), "/tf", TF_QOS)
         self._tf_static_pub = node.create_publisher(tf_message_type(), "/tf_static", LATCHED_QOS)
         self.topics = WorldTopics(node, world_frame, self._tf_pub)
+        self._frames = FramePrefix(frame_prefix, {world_frame, *world.objects})
         self.sensors = SimSensors(node, robot, engine.model, engine.timestep, cameras=scene.settings.cameras,
                                   lasers=lasers, log_error=log_error, seed=scene.seed,
-                                  topics=scene.settings.sensor_topics)
+                                  topics=scene.settings.sensor_topics, frame_prefix=self._frames.prefix)
         self._objects_period = steps_per_period(tf_rate, engine.timestep)
         self._contacts_period = steps_per_period(contacts_rate, engine.timestep) if contacts_rate > 0 else 0
         self._contacts_pub = None
@@ -79,7 +82,7 @@ class EmbeddedScene:
 
             self._contacts_pub = node.create_publisher(Contacts, "~/contacts", STATE_QOS)
         self._world_frame = world_frame
-        self._root = robot.root_link
+        self._root = self._frames(robot.root_link)
         self._has_free = bool(world.free_objects)
         self._last = 0
         self._between_cycles = between_cycles or contextlib.nullcontext
@@ -151,7 +154,7 @@ class EmbeddedScene:
         if self.sensors:
             out += self.sensors.static_transforms(stamp)
         if out:
-            self._tf_static_pub.publish(tf_message_type()(transforms=out))
+            self._tf_static_pub.publish(tf_message_type()(transforms=self._frames.apply(out)))
 
     def shutdown(self) -> None:
         self.sensors.shutdown()

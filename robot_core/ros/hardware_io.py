@@ -27,10 +27,12 @@ from robot_core.control.messages import JointStateData
 from robot_core.control.topic_based import TopicBasedComponent
 from robot_core.ros import ros_conversions as conv
 from robot_core.ros.message_templates import JointStateBytes
+from robot_core.ros.namespaces import absolute_names_warning
 
 
 class HardwareIo:
-    def __init__(self, context: Any, name: str, namespace: str = "", clock_from_topic: bool = True):
+    def __init__(self, context: Any, name: str, namespace: str = "", clock_from_topic: bool = True,
+                 clock_topic: str = "/clock"):
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.parameter import Parameter
@@ -48,6 +50,9 @@ class HardwareIo:
         self._time_sources: list[Any] = []
         self._clock_sub = None
         self.clock_from_topic = clock_from_topic  # False: the manager itself makes the time (embedded simulator)
+        # The manager's own resolution of /clock: these nodes ignore the process's remap rules (they are not the
+        # manager), so a `-r /clock:=/arm1/clock` given to the manager reaches them through this name.
+        self.clock_topic = clock_topic
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._spin, name="hardware_io", daemon=True)
         self._thread.start()
@@ -73,6 +78,18 @@ class HardwareIo:
         10 instead of upstream's 1: with keep-last 1 a reliable writer may replace the first before delivery."""
         from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
         from sensor_msgs.msg import JointState
+
+        topics = {"joint_states_topic": component.joint_states_topic,
+                  "joint_commands_topic": component.joint_commands_topic}
+        if component.has_sensors:
+            topics["sensor_states_topic"] = component.sensor_states_topic
+        warning = absolute_names_warning(self.node.get_namespace(), topics, f"hardware component '{component.name}'")
+        if warning:
+            self.node.get_logger().warning(warning)
+        # the full names from here on, so the component's messages name the topic in use (/arm1/robot_joint_states)
+        component.joint_states_topic = self.node.resolve_topic_name(component.joint_states_topic)
+        component.joint_commands_topic = self.node.resolve_topic_name(component.joint_commands_topic)
+        component.sensor_states_topic = self.node.resolve_topic_name(component.sensor_states_topic)
 
         def on_state(msg: Any) -> None:
             component.on_joint_state(msg.name, msg.position, msg.velocity, msg.effort,
@@ -135,7 +152,8 @@ class HardwareIo:
 
         if self._clock_sub is None and self.clock_from_topic:
             self._clock_sub = self.node.create_subscription(
-                Clock, "/clock", self._on_clock, QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+                Clock, self.clock_topic, self._on_clock,
+                QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
 
     def on_clock(self, listener: Callable[[float], None]) -> None:
         """Call ``listener(seconds)`` for every /clock message."""

@@ -86,10 +86,11 @@ def topic_names(sensor: SensorSpec, mode: str = "name") -> dict[str, str]:
 
 
 class _Camera:
-    def __init__(self, node: Node, sensor: SensorSpec, topics: str = "name"):
+    def __init__(self, node: Node, sensor: SensorSpec, topics: str = "name", frame_prefix: str = ""):
         self.sensor = sensor
         self.rate = sensor.update_rate or DEFAULT_CAMERA_RATE
         self.frame_id = camera_frame_id(sensor)
+        self.header_frame = frame_prefix + self.frame_id
         self.topics = topic_names(sensor, topics)
         self.image_pub = node.create_publisher(Image, self.topics["image"], IMAGE_QOS)
         self.info_pub = node.create_publisher(CameraInfo, self.topics["info"], SENSOR_QOS)
@@ -99,19 +100,19 @@ class _Camera:
         intr = CameraIntrinsics.of(sensor)
         self.info = CameraInfo(height=intr.height, width=intr.width, distortion_model="plumb_bob",
                                d=[0.0] * 5, k=intr.k(), r=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], p=intr.p())
-        self.info.header.frame_id = self.frame_id
+        self.info.header.frame_id = self.header_frame
 
     def publish(self, frame: CameraFrame) -> None:
         stamp = _stamp(frame.stamp_ns)
         h, w = frame.rgb.shape[:2]
         pixels = encode_image(frame.rgb, self.encoding)
         img = Image(height=h, width=w, encoding=self.encoding, is_bigendian=0, step=CHANNELS[self.encoding] * w)
-        img.header.stamp, img.header.frame_id = stamp, self.frame_id
+        img.header.stamp, img.header.frame_id = stamp, self.header_frame
         img.data = array.array("B", pixels.tobytes())
         self.image_pub.publish(img)
         if self.depth_pub is not None and frame.depth is not None:
             dep = Image(height=h, width=w, encoding="32FC1", is_bigendian=0, step=4 * w)
-            dep.header.stamp, dep.header.frame_id = stamp, self.frame_id
+            dep.header.stamp, dep.header.frame_id = stamp, self.header_frame
             dep.data = array.array("B", frame.depth.astype("<f4").tobytes())
             self.depth_pub.publish(dep)
         self.info.header.stamp = stamp
@@ -120,7 +121,7 @@ class _Camera:
 
 class _Laser:
     def __init__(self, node: Node, sensor: SensorSpec, model: mujoco.MjModel, seed: int | None = None,
-                 topics: str = "name"):
+                 topics: str = "name", frame_prefix: str = ""):
         self.sensor = sensor
         self.rate = sensor.update_rate or DEFAULT_LASER_RATE
         self.scanner = LaserScanner(sensor, model, seed)
@@ -129,7 +130,7 @@ class _Laser:
         self.msg = LaserScan(angle_min=g.angle_min, angle_max=g.angle_max, angle_increment=g.angle_increment,
                              time_increment=0.0, scan_time=1.0 / self.rate, range_min=g.range_min,
                              range_max=g.range_max)
-        self.msg.header.frame_id = laser_frame_id(sensor)
+        self.msg.header.frame_id = frame_prefix + laser_frame_id(sensor)
         self.topic = topic_names(sensor, topics)["scan"]
         self.pub = node.create_publisher(LaserScan, self.topic, SENSOR_QOS)
 
@@ -152,13 +153,16 @@ class SimSensors:
 
     ``cameras``/``lasers`` False: those sensors are not simulated (no topics). ``seed``: of their noise (None:
     unrepeatable). ``topics``: ``name`` (``<name>/image_raw``, ...) or ``description`` (:func:`topic_names`).
-    ``log_error`` gets a line when rendering fails (no OpenGL): the cameras stop, the simulation goes on."""
+    ``log_error`` gets a line when rendering fails (no OpenGL): the cameras stop, the simulation goes on.
+    ``frame_prefix``: put before the messages' frame ids (the robot's tf frame prefix, physics/frame_prefix.py);
+    :meth:`static_transforms` gives the frames unprefixed, the caller maps them with the rest of its tf."""
 
     def __init__(self, node: Node, robot: RobotModel, model: mujoco.MjModel, timestep: float, *,
                  cameras: bool = True, lasers: bool = True, log_error=None, seed: int | None = None,
-                 topics: str = "name"):
-        self._cams = [_Camera(node, s, topics) for s in camera_sensors(robot.sensors)] if cameras else []
-        self._lasers = ([_Laser(node, s, model, seed, topics) for s in laser_sensors(robot.sensors)]
+                 topics: str = "name", frame_prefix: str = ""):
+        self._cams = ([_Camera(node, s, topics, frame_prefix) for s in camera_sensors(robot.sensors)]
+                      if cameras else [])
+        self._lasers = ([_Laser(node, s, model, seed, topics, frame_prefix) for s in laser_sensors(robot.sensors)]
                         if lasers else [])
         self._links = set(robot.links)
         self._cam_by_name = {c.sensor.name: c for c in self._cams}
@@ -215,7 +219,7 @@ class SimSensors:
             if cam.frame_id not in self._links:
                 out.append(_transform(cam.sensor.link, cam.frame_id, optical_frame_pose(cam.sensor), stamp))
         for laser in self._lasers:
-            frame = laser.msg.header.frame_id
+            frame = laser_frame_id(laser.sensor)
             if frame not in self._links:
                 out.append(_transform(laser.sensor.link, frame, laser.sensor.pose, stamp))
         return out

@@ -1,0 +1,186 @@
+"""Several robots as one model, so one MuJoCo world holds them all (they touch each other and share objects).
+
+Each member keeps its own names under a prefix ``<namespace>/`` -- links, joints, ros2_control blocks, transmissions
+-- and hangs from one common root link (the world frame) by a fixed joint at its base pose. The prefixed link names
+are at the same time the robot's tf frames under the frame prefix of its namespace (``arm1/base_link``), so the
+merged tree is the tf tree the robots would publish apart. Plain data; the simulator node splits the joint states
+and commands back per member (its topic pair) with :attr:`RobotGroup.members`.
+
+The members come from a robots file (YAML)::
+
+    robots:
+      - namespace: arm1
+        description: urdf/rc_arm.urdf        # relative paths: to the robots file
+        base_pose: [0.0, -0.5, 0.0, 0, 0, 0]   # x y z roll pitch yaw in the world; default: the origin
+      - namespace: arm2
+        description: urdf/rc_arm.urdf
+        base_pose: [0.0, 0.5, 0.0, 0, 0, 3.1416]
+        # joint_states_topic / joint_commands_topic: default /<namespace>/robot_joint_states, .../robot_joint_commands
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robot_core.model.robot_model import (
+    Joint,
+    Link,
+    Pose,
+    RobotModel,
+    RobotModelError,
+    RobotModelWarning,
+    SourceRef,
+)
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass
+class GroupMember:
+    """One robot of the group: its namespace, description file, base pose and topic pair."""
+
+    namespace: str
+    description: str
+    base_pose: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    joint_states_topic: str = ""
+    joint_commands_topic: str = ""
+    joints: list[str] = field(default_factory=list)  # its joints, unprefixed, in the member's own order
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.namespace}/"
+
+    def __post_init__(self) -> None:
+        self.joint_states_topic = self.joint_states_topic or f"/{self.namespace}/robot_joint_states"
+        self.joint_commands_topic = self.joint_commands_topic or f"/{self.namespace}/robot_joint_commands"
+
+
+@dataclass
+class RobotGroup:
+    model: RobotModel
+    members: list[GroupMember]
+
+
+def read_robots_file(path: str | Path) -> list[GroupMember]:
+    """The members of a robots file; RobotModelError naming the file and the entry for anything wrong."""
+    import yaml
+
+    from robot_core.yaml_guard import YamlLimitError, safe_load_checked
+
+    path = Path(path)
+    src = SourceRef(str(path), None, "robots")
+    try:
+        data = safe_load_checked(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, yaml.YAMLError, YamlLimitError) as exc:
+        raise RobotModelError(f"cannot read the robots file: {exc}", src) from None
+    entries = data.get("robots") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise RobotModelError("a robots file needs a non-empty 'robots:' list", src)
+    members: list[GroupMember] = []
+    for k, entry in enumerate(entries):
+        where = SourceRef(str(path), None, f"robots[{k}]")
+        if not isinstance(entry, dict):
+            raise RobotModelError("each entry is a mapping with namespace and description", where)
+        unknown = set(entry) - {"namespace", "description", "base_pose", "joint_states_topic", "joint_commands_topic"}
+        if unknown:
+            raise RobotModelError(f"unknown keys {sorted(unknown)}", where)
+        ns = str(entry.get("namespace", "")).strip().strip("/")
+        if not ns or not all(_NAME.fullmatch(part) for part in ns.split("/")):
+            raise RobotModelError(f"namespace '{entry.get('namespace', '')}' is not a ROS namespace (e.g. arm1)", where)
+        if ns in {m.namespace for m in members}:
+            raise RobotModelError(f"namespace '{ns}' is used twice", where)
+        description = entry.get("description")
+        if not isinstance(description, str) or not description:
+            raise RobotModelError("description (a robot file) is missing", where)
+        file = Path(description).expanduser()
+        file = file if file.is_absolute() else path.parent / file
+        pose = entry.get("base_pose", [0.0] * 6)
+        if (not isinstance(pose, list) or len(pose) not in (3, 6)
+                or not all(isinstance(v, (int, float)) and np.isfinite(v) for v in pose)):
+            raise RobotModelError(f"base_pose must be [x, y, z] or [x, y, z, roll, pitch, yaw], got {pose!r}", where)
+        members.append(GroupMember(ns, str(file), tuple(float(v) for v in [*pose, 0.0, 0.0, 0.0][:6]),
+                                   str(entry.get("joint_states_topic", "")),
+                                   str(entry.get("joint_commands_topic", ""))))
+    return members
+
+
+def merge_robots(members: Sequence[GroupMember], load: Callable[[str], RobotModel],
+                 world_frame: str = "world") -> RobotGroup:
+    """One model of ``members`` (loaded with ``load``), each under its prefix and welded to ``world_frame``.
+
+    MJCF robots are refused (the simulator uses their own file as written, which cannot be merged this way);
+    cameras and lasers of the descriptions are left out with a RobotModelWarning."""
+    merged = RobotModel(name="+".join(m.namespace for m in members), source_file=members[0].description
+                        if members else "<robots>")
+    merged.links[world_frame] = Link(world_frame)
+    for member in members:
+        robot = load(member.description)
+        if robot.mjcf is not None:
+            raise RobotModelError("an MJCF robot cannot join a robot group (its own file is simulated as written)",
+                                  SourceRef(member.description, None, "mujoco"))
+        if robot.sensors:
+            warnings.warn(RobotModelWarning(f"{member.description}: robot '{member.namespace}': its Gazebo <sensor> "
+                                            f"blocks ({', '.join(g.name for g in robot.sensors)}) are left out in a "
+                                            "robot group (cameras and lasers not done yet; its ros2_control sensors "
+                                            "stay)"), stacklevel=2)
+        if not robot.fixed_base:
+            warnings.warn(RobotModelWarning(f"{member.description}: robot '{member.namespace}' has a free base; in a "
+                                            "robot group it is welded at its base_pose"), stacklevel=2)
+        pre = member.prefix
+        root = robot.root_link
+        for link in robot.links.values():
+            moved = copy.deepcopy(link)
+            moved.name = pre + link.name
+            merged.links[moved.name] = moved
+        member.joints = []
+        for joint in robot.joints.values():
+            moved = copy.deepcopy(joint)
+            moved.name, moved.parent, moved.child = pre + joint.name, pre + joint.parent, pre + joint.child
+            if moved.mimic is not None:
+                moved.mimic.joint = pre + moved.mimic.joint
+            moved.rbc = []
+            merged.joints[moved.name] = moved
+            if joint.type != "fixed":
+                member.joints.append(joint.name)
+        x, y, z, r, p, yaw = member.base_pose
+        merged.joints[pre + "base_joint"] = Joint(pre + "base_joint", "fixed", world_frame, pre + root,
+                                                  Pose(np.array([x, y, z]), np.array([r, p, yaw])),
+                                                  source=SourceRef(member.description, None, "base_pose"))
+        for name, material in robot.materials.items():
+            merged.materials.setdefault(name, material)
+        for block in robot.ros2_control:
+            moved_block = copy.deepcopy(block)
+            moved_block.name = pre + block.name
+            for j in moved_block.joints:
+                j.name = pre + j.name
+            for s in [*moved_block.sensors, *moved_block.gpios]:
+                s.name = pre + s.name
+                if s.params.get("frame_id", "").strip():
+                    s.params["frame_id"] = pre + s.params["frame_id"].strip()
+            merged.ros2_control.append(moved_block)
+        for tr in robot.transmissions:
+            moved_tr = copy.deepcopy(tr)
+            moved_tr.name = pre + tr.name
+            moved_tr.ros2_control = pre + tr.ros2_control if tr.ros2_control else ""
+            for tj in moved_tr.joints:
+                tj.name = pre + tj.name
+            for ta in moved_tr.actuators:
+                ta.name = pre + ta.name
+            merged.transmissions.append(moved_tr)
+    return RobotGroup(merged, list(members))
+
+
+def group_summary(group: RobotGroup) -> str:
+    return "; ".join(f"{m.namespace}: {len(m.joints)} joints at {list(m.base_pose)}, states {m.joint_states_topic}, "
+                     f"commands {m.joint_commands_topic}" for m in group.members)
+
+
+__all__: list[Any] = ["GroupMember", "RobotGroup", "group_summary", "merge_robots", "read_robots_file"]

@@ -1,0 +1,93 @@
+"""Several robots as one model (robot_core.model.robot_group): the robots file, the prefixed names, one MuJoCo world
+in which the robots sit at their base poses and can touch. No ROS; over DDS: test_robot_group_dds.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+from ros_harness import REPO
+
+from robot_core.model import RobotModelError, load_robot
+from robot_core.model.robot_group import merge_robots, read_robots_file
+from robot_core.physics.engine import PhysicsEngine
+
+ARM = str(REPO / "urdf" / "rc_arm.urdf")
+
+
+def _file(tmp_path, robots) -> str:
+    path = tmp_path / "robots.yaml"
+    path.write_text(yaml.safe_dump({"robots": robots}))
+    return str(path)
+
+
+def test_two_arms_become_one_model_with_prefixed_names(tmp_path):
+    members = read_robots_file(_file(tmp_path, [
+        {"namespace": "arm1", "description": ARM, "base_pose": [0, -0.6, 0]},
+        {"namespace": "arm2", "description": ARM, "base_pose": [0, 0.6, 0, 0, 0, 3.14159],
+         "joint_states_topic": "/custom/states"}]))
+    assert members[0].joint_states_topic == "/arm1/robot_joint_states"
+    assert members[1].joint_states_topic == "/custom/states"
+    assert members[1].joint_commands_topic == "/arm2/robot_joint_commands"
+    with pytest.warns(UserWarning, match="scene_camera"):
+        group = merge_robots(members, load_robot)
+    model = group.model
+    assert model.root_link == "world"
+    assert {"arm1/joint1", "arm2/joint1", "arm1/base_joint"} <= set(model.joints)
+    assert members[0].joints[:2] == ["joint1", "joint2"]
+    assert [b.name for b in model.ros2_control] == ["arm1/RcArmSystem", "arm2/RcArmSystem"]
+    engine = PhysicsEngine(model, timestep=1e-3)
+    assert len(engine.joint_names) == 2 * len(members[0].joints)
+    np.testing.assert_allclose(engine.link_poses()["arm2/base_link"][:3, 3], [0, 0.6, 0], atol=1e-9)
+    assert any(n.startswith("arm2/wrist_ft/") for n in engine.sensor_names)  # ros2_control sensors kept
+
+
+def test_robots_in_one_world_touch_each_other(tmp_path):
+    """Two arms 0.3 m apart, upright at the start, then both bent toward each other: their links collide (a contact
+    between the two robots), which two separate simulators could never give."""
+    members = read_robots_file(_file(tmp_path, [
+        {"namespace": "a", "description": ARM, "base_pose": [0, 0, 0]},
+        {"namespace": "b", "description": ARM, "base_pose": [0.3, 0, 0, 0, 0, 3.14159]}]))
+    with pytest.warns(UserWarning):
+        model = merge_robots(members, load_robot).model
+    engine = PhysicsEngine(model, timestep=1e-3, initial_positions={f"{ns}/joint2": 0.0 for ns in "ab"})
+    assert not [c for c in engine.contacts() if {c.body1[:2], c.body2[:2]} == {"a/", "b/"}]
+    between = []
+    for _ in range(3000):
+        engine.set_commands(["a/joint2", "b/joint2"], positions=[1.2, 1.2])
+        engine.step()
+        between = [c for c in engine.contacts() if {c.body1[:2], c.body2[:2]} == {"a/", "b/"}]
+        if between:
+            break
+    assert between, "the two arms never touched"
+
+
+@pytest.mark.parametrize("robots, match", [
+    ([], "non-empty 'robots:'"),
+    ([{"namespace": "1arm", "description": ARM}], "namespace '1arm'"),
+    ([{"namespace": "a", "description": ARM}, {"namespace": "a", "description": ARM}], "used twice"),
+    ([{"namespace": "a"}], "description"),
+    ([{"namespace": "a", "description": ARM, "base_pose": [0, 1]}], "base_pose"),
+    ([{"namespace": "a", "description": ARM, "colour": "red"}], "unknown keys"),
+])
+def test_a_bad_robots_file_names_file_and_entry(tmp_path, robots, match):
+    path = _file(tmp_path, robots)
+    with pytest.raises(RobotModelError, match=match) as info:
+        read_robots_file(path)
+    assert path in str(info.value)
+
+
+def test_the_watchdog_stops_one_robot_of_the_group(tmp_path):
+    """A silent manager's robot is stopped alone: the other robot's velocity command stands."""
+    members = read_robots_file(_file(tmp_path, [
+        {"namespace": "a", "description": ARM, "base_pose": [0, -1, 0]},
+        {"namespace": "b", "description": ARM, "base_pose": [0, 1, 0]}]))
+    with pytest.warns(UserWarning):
+        engine = PhysicsEngine(merge_robots(members, load_robot).model, timestep=1e-3)
+    engine.set_commands(["a/joint1", "b/joint1"], velocities=[0.2, 0.2])
+    stopped = engine.stop_motion_commands([f"a/{j}" for j in members[0].joints])
+    assert stopped == ["a/joint1"]
+    for _ in range(300):
+        engine.step()
+    velocity = dict(zip(engine.joint_names, engine.velocities(), strict=True))
+    assert abs(velocity["a/joint1"]) < 0.01 and velocity["b/joint1"] == pytest.approx(0.2, abs=0.02)
