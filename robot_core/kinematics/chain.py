@@ -337,7 +337,8 @@ class SerialKinematicChain:
                            recovery_attempts: int = RECOVERY_ATTEMPTS) -> IKResult:
         """Joint positions putting the tip at ``target`` (base frame): a 4x4 pose or a 3-vector (position only).
 
-        Always check ``result.status``. The solution respects the limits and stays on the seed's branch.
+        Always check ``result.status``. The solution respects the limits and stays on the seed's branch, except
+        that after a stall against joint limits the joints at a limit restart anywhere in range (see ik.py).
         ``joint_weights`` (n,) > 0: cost of moving each joint (higher = moves less).
         """
         p_t, r_t = self._target_world(target, position_only)
