@@ -1007,11 +1007,13 @@ def test_urdf_damping_and_friction_act(report):
     assert accel == pytest.approx(0.2 / ic, rel=0.02)
 
 
-def test_position_stream_fast_path_matches_the_general_path():
+@pytest.mark.parametrize("subset", [False, True], ids=["all joints", "three joints"])
+def test_position_stream_fast_path_matches_the_general_path(subset):
     """set_commands' fast path for a float64 position stream (robot_core.physics.actuation.stream_positions)
     must leave the engine exactly as the general path does (fed the same values as lists): a small-step stream,
     a jump the reference profile takes over, a stream pressing beyond the upper limits (clamped), a
-    velocity-mode interlude, and refused commands that change nothing."""
+    velocity-mode interlude, and refused commands that change nothing; for every actuated joint (a slice) and
+    for a subset (indices)."""
     probe = PhysicsEngine(rc_arm())
     names = probe.actuated_joint_names
     upper = probe.actuation.upper.copy()
@@ -1023,6 +1025,8 @@ def test_position_stream_fast_path_matches_the_general_path():
     act.stream_positions = lambda idx, p: taken.append(stream(idx, p)) or taken[-1]
     rng = np.random.default_rng(3)
     phase = np.arange(len(names))
+    sel = np.array([5, 1, 3]) if subset else np.arange(len(names))
+    sent = [names[i] for i in sel]
 
     def wave(k: int) -> np.ndarray:
         """Moves each joint by at most half a step's travel per step, 0 at k = 0."""
@@ -1036,18 +1040,19 @@ def test_position_stream_fast_path_matches_the_general_path():
             q = upper - 0.3  # one jump, then held: the reference profile runs, then settles
         else:
             q = upper - 0.3 - wave(k - 400)  # small steps again: fast path, then slow after the interlude
+        q = q[sel]
         if 520 <= k < 540:
             for eng in (fast, general):
-                eng.set_commands(names, velocities=[0.01] * len(names))
+                eng.set_commands(sent, velocities=[0.01] * len(sent))
         else:
-            fast.set_commands(names, positions=q)
-            general.set_commands(names, positions=q.tolist())
+            fast.set_commands(sent, positions=q)
+            general.set_commands(sent, positions=q.tolist())
         if k % 97 == 0:
             bad = q.copy()
-            bad[rng.integers(len(names))] = math.nan if k % 2 else 1e30
+            bad[rng.integers(len(sent))] = math.nan if k % 2 else 1e30
             for eng, values in ((fast, bad), (general, bad.tolist())):
                 with pytest.raises(CommandError, match=r"not finite|absurd"):
-                    eng.set_commands(names, positions=values)
+                    eng.set_commands(sent, positions=values)
         fast.step()
         general.step()
         for attr in ("target", "reference", "reference_velocity", "mode"):
