@@ -10,6 +10,10 @@ raw RTF / row RTF (1.0 = as fast as raw MuJoCo). The machine may be shared, so e
 Rows:
 - ``raw mj_step``: a bare MjModel compiled from the engine's spec, with the engine's servo gains and a fixed
   hold command, stepped with ``mujoco.mj_step(m, d, nstep)``.
+- ``raw mj_step, ctrl written per step``: the same bare model, the engine row's position commands written to
+  ``data.ctrl`` from Python before each single ``mujoco.mj_step(m, d)``: the floor of any Python loop that
+  commands every step, with the arm moving as in the engine row (a moving arm costs the solver more than a
+  held one). Issue #21's target for the engine row is <= 1.3x ``raw mj_step``.
 - ``engine (step only, holding)``: ``PhysicsEngine.step()`` once per call, no new commands: the idle cost.
 - ``engine (set_commands + step)``: a fresh position command for every actuated joint + ``step()`` every
   step, the per-step work a 1 kHz simulator node does besides publishing.
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 import warnings
@@ -105,6 +110,32 @@ def measure_raw(robot: BenchRobot, seconds: float) -> Row:
     return Row(robot.name, "raw mj_step", n * TIMESTEP / wall, f"nv={model.nv}, ngeom={model.ngeom}")
 
 
+def measure_raw_commanded(robot: BenchRobot, seconds: float) -> Row:
+    """Bare mj_step per call from Python, the engine row's commands written to ctrl first (see the module doc)."""
+    eng = make_engine(robot)
+    model = eng.built.spec.compile()
+    model.actuator_gainprm[:] = eng.model.actuator_gainprm
+    model.actuator_biasprm[:] = eng.model.actuator_biasprm
+    model.jnt_limited[:] = eng.model.jnt_limited
+    data = mujoco.MjData(model)
+    data.qpos[:] = eng.data.qpos
+    data.ctrl[:] = eng.data.ctrl
+    mujoco.mj_forward(model, data)
+    act = eng.actuation._act_slice
+    n = max(1, round(seconds / TIMESTEP))
+    home = data.ctrl[act].copy()
+    commands = home[None, :] + (0.05 * np.sin(2 * math.pi * 0.5 * TIMESTEP * np.arange(n)))[:, None]
+    ctrl = data.ctrl[act]
+    step = mujoco.mj_step
+    t0 = time.perf_counter()
+    for k in range(n):
+        ctrl[:] = commands[k]
+        step(model, data)
+    wall = time.perf_counter() - t0
+    assert np.all(np.isfinite(data.qpos))
+    return Row(robot.name, "raw mj_step, ctrl written per step", n * TIMESTEP / wall, f"{wall / n * 1e6:.1f} us/step")
+
+
 def measure_engine(robot: BenchRobot, seconds: float) -> Row:
     """Engine stepping with a fresh position command for every actuated joint on every step."""
     eng = make_engine(robot)
@@ -157,13 +188,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="simulated seconds per measurement")
     parser.add_argument("--robots", nargs="+", default=["panda", "pr2"], choices=sorted(ROBOTS))
     parser.add_argument("--rounds", type=int, default=3, help="repetitions per measurement (best is kept)")
+    parser.add_argument("--engine-only", action="store_true", help="skip the simulator node rows (no DDS)")
     args = parser.parse_args(argv)
     rows: list[Row] = []
+    load_before = os.getloadavg()[0]
     for name in args.robots:
         robot = load_bench_robot(name)
         measures: list[Callable[[BenchRobot, float], list[Row]]] = [
-            lambda r, s: [measure_raw(r, s)], lambda r, s: [measure_engine_holding(r, s)],
-            lambda r, s: [measure_engine(r, s)], *EXTRA_MEASUREMENTS]
+            lambda r, s: [measure_raw(r, s)], lambda r, s: [measure_raw_commanded(r, s)],
+            lambda r, s: [measure_engine_holding(r, s)],
+            lambda r, s: [measure_engine(r, s)], *([] if args.engine_only else EXTRA_MEASUREMENTS)]
         best: dict[str, Row] = {}
         for _ in range(max(1, args.rounds)):
             for measure in measures:
@@ -172,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                         best[row.label] = row
         rows.extend(best.values())
     print(f"dt = {TIMESTEP * 1e3:g} ms, {args.seconds:g} simulated s per row, best of {args.rounds} rounds, "
-          f"mujoco {mujoco.__version__}")
+          f"mujoco {mujoco.__version__}, load average (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print_table(rows)
     return 0
 

@@ -79,8 +79,11 @@ def test_uniform_seed_success_rate_with_restarts(name, request):
             restarted += 1
     print(f"{name}: IK from uniformly random seeds: {single / n:.1%} single attempt, "
           f"{restarted / n:.1%} with up to 20 random restarts")
-    # Reported, not a requirement of the issue; the floor only catches a broken restart loop.
-    assert restarted >= single and restarted / n >= 0.9
+    # Issue #21 asks >= 90 % in one attempt on the Panda (was 64 % before recovery re-drew the joints stuck at a
+    # limit) and >= 99.9 % with restarts; the floors are loose so that a seed change does not fail them, but a
+    # return to the old recovery (56-70 % on these seeds) does.
+    assert single / n >= 0.8
+    assert restarted >= single and restarted / n >= 0.97
 
 
 def test_position_only_targets(panda):

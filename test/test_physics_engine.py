@@ -1005,3 +1005,59 @@ def test_urdf_damping_and_friction_act(report):
            f"(0.7 - 0.5) / I = {0.2 / ic:.3f})")
     assert held < 0.05
     assert accel == pytest.approx(0.2 / ic, rel=0.02)
+
+
+@pytest.mark.parametrize("subset", [False, True], ids=["all joints", "three joints"])
+def test_position_stream_fast_path_matches_the_general_path(subset):
+    """set_commands' fast path for a float64 position stream (robot_core.physics.actuation.stream_positions)
+    must leave the engine exactly as the general path does (fed the same values as lists): a small-step stream,
+    a jump the reference profile takes over, a stream pressing beyond the upper limits (clamped), a
+    velocity-mode interlude, and refused commands that change nothing; for every actuated joint (a slice) and
+    for a subset (indices)."""
+    probe = PhysicsEngine(rc_arm())
+    names = probe.actuated_joint_names
+    upper = probe.actuation.upper.copy()
+    start = dict(zip(names, upper, strict=True))  # every joint at its upper limit
+    fast, general = PhysicsEngine(rc_arm(), initial_positions=start), PhysicsEngine(rc_arm(), initial_positions=start)
+    act = fast.actuation
+    taken = []
+    stream = act.stream_positions
+    act.stream_positions = lambda idx, p: taken.append(stream(idx, p)) or taken[-1]
+    rng = np.random.default_rng(3)
+    phase = np.arange(len(names))
+    sel = np.array([5, 1, 3]) if subset else np.arange(len(names))
+    sent = [names[i] for i in sel]
+
+    def wave(k: int) -> np.ndarray:
+        """Moves each joint by at most half a step's travel per step, 0 at k = 0."""
+        t = 0.001 * k
+        return 0.5 * act.velocity_limit / (2 * math.pi) * (np.sin(2 * math.pi * t + phase) - np.sin(phase))
+
+    for k in range(600):
+        if k < 150:
+            q = upper + np.abs(wave(k))  # pressing beyond the limits in small steps: clamped, fast path
+        elif k < 400:
+            q = upper - 0.3  # one jump, then held: the reference profile runs, then settles
+        else:
+            q = upper - 0.3 - wave(k - 400)  # small steps again: fast path, then slow after the interlude
+        q = q[sel]
+        if 520 <= k < 540:
+            for eng in (fast, general):
+                eng.set_commands(sent, velocities=[0.01] * len(sent))
+        else:
+            fast.set_commands(sent, positions=q)
+            general.set_commands(sent, positions=q.tolist())
+        if k % 97 == 0:
+            bad = q.copy()
+            bad[rng.integers(len(sent))] = math.nan if k % 2 else 1e30
+            for eng, values in ((fast, bad), (general, bad.tolist())):
+                with pytest.raises(CommandError, match=r"not finite|absurd"):
+                    eng.set_commands(sent, positions=values)
+        fast.step()
+        general.step()
+        for attr in ("target", "reference", "reference_velocity", "mode"):
+            assert np.array_equal(getattr(act, attr), getattr(general.actuation, attr)), (k, attr)
+        assert np.array_equal(fast.data.ctrl, general.data.ctrl), k
+        assert np.array_equal(fast.data.qpos, general.data.qpos), k
+    assert sum(taken[:150]) >= 140 and sum(taken[400:510]) >= 100, \
+        f"fast path taken {sum(taken[:150])} of 150, {sum(taken[400:510])} of 110 times"

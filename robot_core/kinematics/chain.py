@@ -35,6 +35,16 @@ from robot_core.kinematics.ik import (
 from robot_core.model.robot_model import Joint, RobotModel, RobotModelError, SourceRef
 from robot_core.physics.builder import BuiltModel, build_model
 
+# Bound once: the per-call queries below cost a few microseconds, so attribute lookups on the mujoco module and
+# on self are a visible share of them (see doc/benchmarks.md, "Kinematics: where the time goes").
+_mj_kinematics = mujoco.mj_kinematics
+_mj_com_pos = mujoco.mj_comPos
+_mj_com_vel = mujoco.mj_comVel
+_mj_jac_body = mujoco.mj_jacBody
+_mj_rne = mujoco.mj_rne
+_ndarray = np.ndarray
+_float64 = np.dtype(np.float64)
+
 
 def build_query_model(model: RobotModel) -> BuiltModel:
     """Geometry-free, fixed-base MuJoCo model used for kinematics and dynamics queries."""
@@ -160,6 +170,13 @@ class SerialKinematicChain:
         self._jacr = self._jac[3:]
         self._rne = np.zeros(m.nv)
         self._mfull = np.zeros((m.nv, m.nv))
+        # Views into the private MjData (valid for its lifetime) so the hot queries index nothing per call.
+        self._xpos_tip = self._xpos[self._tip_body]
+        self._xmat_tip = self._xmat[self._tip_body].reshape(3, 3)
+        self._rne_chain = self._rne[self._dadr]
+        self._jac_chain = self._jac[:, self._dadr]
+        self._fk_fast = self._tip_offset is None
+        self._jac_fast = self._tip_offset is None and self._dadr_is_slice
         # The base is still while the chain moves: compute its world pose once.
         mujoco.mj_kinematics(m, self._d)
         t_wb = self.built.link_pose(self._d, base_link)
@@ -177,7 +194,7 @@ class SerialKinematicChain:
                 f"joints={self.joint_names})")
 
     def _check_q(self, q, what: str = "q") -> np.ndarray:
-        if q.__class__ is not np.ndarray or q.dtype != np.float64:
+        if q.__class__ is not _ndarray or q.dtype is not _float64:
             q = np.asarray(q, dtype=float)
         if q.shape != self._shape:
             raise ValueError(f"chain {self.base_link}->{self.tip_link}: {what} must have shape ({self.n},) "
@@ -211,15 +228,16 @@ class SerialKinematicChain:
     # -- kinematics -------------------------------------------------------------------------------------
     def forward_kinematics(self, q, respect_limits: bool = False) -> np.ndarray:
         """4x4 pose of the tip in the base frame; ``respect_limits`` clamps q into the limits first."""
-        q = self._check_q(q)
+        if q.__class__ is not _ndarray or q.dtype is not _float64 or q.shape != self._shape:
+            q = self._check_q(q)
         if respect_limits:
             q = q.clip(self.lower, self.upper)
         self._qpos[self._qadr] = q
-        mujoco.mj_kinematics(self._m, self._d)
+        _mj_kinematics(self._m, self._d)
         out = np.empty((4, 4))
-        if self._tip_offset is None:
-            out[:3, :3] = self._xmat[self._tip_body].reshape(3, 3)
-            out[:3, 3] = self._xpos[self._tip_body]
+        if self._fk_fast:
+            out[:3, :3] = self._xmat_tip
+            out[:3, 3] = self._xpos_tip
         else:
             p, r = self._tip_world()
             out[:3, :3] = r
@@ -247,18 +265,25 @@ class SerialKinematicChain:
 
     def jacobian(self, q) -> np.ndarray:
         """6xn geometric Jacobian in the base frame: rows = tip-origin linear velocity, then angular velocity."""
-        q = self._check_q(q)
+        if q.__class__ is not _ndarray or q.dtype is not _float64 or q.shape != self._shape:
+            q = self._check_q(q)
         m, d = self._m, self._d
         self._qpos[self._qadr] = q
-        mujoco.mj_kinematics(m, d)
-        mujoco.mj_comPos(m, d)
-        if self._tip_offset is None:
-            mujoco.mj_jacBody(m, d, self._jacp, self._jacr, self._tip_body)
+        _mj_kinematics(m, d)
+        _mj_com_pos(m, d)
+        if self._jac_fast:
+            _mj_jac_body(m, d, self._jacp, self._jacr, self._tip_body)
+            if self._base_is_world:
+                return self._jac_chain.copy()
+            jac = self._jac_chain
         else:
-            mujoco.mj_jac(m, d, self._jacp, self._jacr, self._tip_world()[0], self._tip_body)
-        jac = self._jac[:, self._dadr]
-        if self._base_is_world:
-            return jac.copy() if self._dadr_is_slice else jac
+            if self._tip_offset is None:
+                _mj_jac_body(m, d, self._jacp, self._jacr, self._tip_body)
+            else:
+                mujoco.mj_jac(m, d, self._jacp, self._jacr, self._tip_world()[0], self._tip_body)
+            jac = self._jac[:, self._dadr]
+            if self._base_is_world:
+                return jac
         rt = self._r_wb.T
         return np.vstack((rt @ jac[:3], rt @ jac[3:]))
 
@@ -312,7 +337,8 @@ class SerialKinematicChain:
                            recovery_attempts: int = RECOVERY_ATTEMPTS) -> IKResult:
         """Joint positions putting the tip at ``target`` (base frame): a 4x4 pose or a 3-vector (position only).
 
-        Always check ``result.status``. The solution respects the limits and stays on the seed's branch.
+        Always check ``result.status``. The solution respects the limits and stays on the seed's branch, except
+        that after a stall against joint limits the joints at a limit restart anywhere in range (see ik.py).
         ``joint_weights`` (n,) > 0: cost of moving each joint (higher = moves less).
         """
         p_t, r_t = self._target_world(target, position_only)
@@ -365,18 +391,23 @@ class SerialKinematicChain:
         that link, expressed in the base frame, force acting at the link origin and torque about it. Links
         not carried by the chain's joints contribute nothing. Held joints have zero velocity/acceleration.
         """
-        q = self._check_q(q)
-        qd = self._check_q(qd, "qd")
-        qdd = self._check_q(qdd, "qdd")
+        shape = self._shape
+        if q.__class__ is not _ndarray or q.dtype is not _float64 or q.shape != shape:
+            q = self._check_q(q)
+        if qd.__class__ is not _ndarray or qd.dtype is not _float64 or qd.shape != shape:
+            qd = self._check_q(qd, "qd")
+        if qdd.__class__ is not _ndarray or qdd.dtype is not _float64 or qdd.shape != shape:
+            qdd = self._check_q(qdd, "qdd")
+        dadr = self._dadr
         self._qpos[self._qadr] = q
-        self._qvel[self._dadr] = qd
-        self._qacc[self._dadr] = qdd
+        self._qvel[dadr] = qd
+        self._qacc[dadr] = qdd
         m, d = self._m, self._d
-        mujoco.mj_kinematics(m, d)
-        mujoco.mj_comPos(m, d)
-        mujoco.mj_comVel(m, d)
-        mujoco.mj_rne(m, d, 1, self._rne)
-        tau = self._rne[self._dadr].copy()
+        _mj_kinematics(m, d)
+        _mj_com_pos(m, d)
+        _mj_com_vel(m, d)
+        _mj_rne(m, d, 1, self._rne)
+        tau = self._rne_chain.copy() if self._dadr_is_slice else self._rne[dadr]
         if external_wrenches:
             tau -= self._wrench_torques(external_wrenches)
         return tau
