@@ -42,6 +42,8 @@ class Base:
         self.wheels: list[float] | None = None
         self.pub = self.node.create_publisher(TwistStamped, "/diff_drive_controller/cmd_vel", 10)
         self.node.create_subscription(Odometry, "/diff_drive_controller/odom", self._on_odom, 10)
+        self.base_state: Odometry | None = None  # the simulator's ground truth of the floating base
+        self.node.create_subscription(Odometry, "/simulator/base_state", lambda m: setattr(self, "base_state", m), 10)
         self.node.create_subscription(TFMessage, "/tf", self._on_tf, 100)
         self.node.create_subscription(JointState, "/joint_states", self._on_js, 10)
         self.node.create_timer(0.05, self._send)
@@ -84,6 +86,8 @@ def test_cmd_vel_moves_the_base_and_odom_follows_nan_refused_stale_stops(ros, pr
     x0, odom0, t0 = base.truth[0], base.odom.pose.pose.position.x, stamp(base.odom)
     base.command = (0.5, 0.0)
     wait_for(lambda: base.odom.twist.twist.linear.x > 0.4, 60, "odometry reporting the speed")
+    wait_for(lambda: base.base_state is not None and base.base_state.twist.twist.linear.x > 0.4, 30,
+             "the simulator's ~/base_state reporting the speed in the base's frame")
     wait_for(lambda: stamp(base.odom) - t0 >= 4.0, 120, "4 s of simulated time at 0.5 m/s")
     assert base.odom.header.frame_id == "odom" and base.odom.child_frame_id == "base_footprint"
 
@@ -105,3 +109,7 @@ def test_cmd_vel_moves_the_base_and_odom_follows_nan_refused_stale_stops(ros, pr
     assert truth_x > 1.0  # most of the 2 m (a stalled client lets the command go stale for a while)
     assert odom_x == pytest.approx(truth_x, rel=0.02)
     assert abs(base.odom.pose.pose.position.y) < 0.02
+    truth = base.base_state  # at rest: ~/base_state and /tf say the same
+    assert truth.header.frame_id == "world" and truth.child_frame_id == "base_footprint"
+    assert truth.pose.pose.position.x == pytest.approx(base.truth[0], abs=2e-3)
+    assert abs(truth.twist.twist.linear.x) < 0.02

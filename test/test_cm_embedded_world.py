@@ -155,6 +155,11 @@ def test_the_diff_drive_robot_drives_embedded(ros, processes):
     wait_for(lambda: truth and base.odom is not None, 30, "world -> base_footprint on /tf and odometry")
     base.command = (0.5, 0.0)
     wait_for(lambda: base.odom.twist.twist.linear.x > 0.45, 60, "odometry reporting the speed")
+    state: list[Odometry] = []
+    base.node.create_subscription(Odometry, "/controller_manager/base_state", state.append, 10)
+    wait_for(lambda: state and state[-1].twist.twist.linear.x > 0.45, 30,
+             "the manager's ~/base_state reporting the speed in the base's frame")
+    assert (state[-1].header.frame_id, state[-1].child_frame_id) == ("world", "base_footprint")
     t1 = max(truth) + 500_000_000  # from 0.5 s on, at full speed
     wait_for(lambda: max(truth) >= t1 + 4_000_000_000, 60, "4 s of simulated time at 0.5 m/s")
     base.command = (0.0, 0.0)

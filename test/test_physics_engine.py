@@ -1061,3 +1061,15 @@ def test_position_stream_fast_path_matches_the_general_path(subset):
         assert np.array_equal(fast.data.qpos, general.data.qpos), k
     assert sum(taken[:150]) >= 140 and sum(taken[400:510]) >= 100, \
         f"fast path taken {sum(taken[:150])} of 150, {sum(taken[400:510])} of 110 times"
+
+
+def test_base_velocity_is_the_floating_base_twist_in_its_own_frame():
+    """nav_msgs/Odometry's convention for ~/base_state: linear and angular velocity in the base's frame."""
+    eng = PhysicsEngine(free_box(), fixed_base=False)
+    yaw = math.pi / 2  # the base turned left by 90 deg: world +x is the base's -y
+    eng.set_base_pose((0.0, 0.0, 1.0, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)),
+                      linear_velocity=(1.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.5))
+    twist = eng.base_velocity()
+    print(twist)
+    assert twist == pytest.approx([0.0, -1.0, 0.0, 0.0, 0.0, 0.5], abs=1e-9)
+    assert PhysicsEngine(planar2()).base_velocity() == pytest.approx([0.0] * 6)

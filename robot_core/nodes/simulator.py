@@ -897,9 +897,13 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
     def _publish_objects(self) -> None:
         """Free objects' poses on /tf (world_frame -> object) and with their twists on ~/object_states."""
+        stamp = Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec)
         if self._world is not None:
-            self._world_topics.publish_objects(self._world.states(),
-                                               Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec))
+            self._world_topics.publish_objects(self._world.states(), stamp)
+        engine = self.engine
+        if not engine.fixed_base:
+            self._world_topics.publish_base(self._frames(engine.robot.root_link), engine.base_pose(),
+                                            engine.base_velocity(), stamp)
 
     def _publish_contacts(self) -> None:
         stamp = Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec)

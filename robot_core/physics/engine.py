@@ -587,6 +587,19 @@ class PhysicsEngine:
         mujoco.mju_mat2Quat(quat, np.ascontiguousarray(pose[:3, :3]).reshape(9))
         return np.concatenate([pose[:3, 3], quat])
 
+    def base_velocity(self) -> np.ndarray:
+        """(vx, vy, vz, wx, wy, wz) of a floating base in its own frame (the twist convention of
+        nav_msgs/Odometry); zeros for a fixed base."""
+        free = self.built.root_free_joint
+        if free is None:
+            return np.zeros(6)
+        d = self._data
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, d.qpos[free.qpos_adr + 3:free.qpos_adr + 7])
+        qvel = d.qvel[free.dof_adr:free.dof_adr + 6]
+        # A free joint's linear velocity is in the world frame, its angular velocity in the body frame.
+        return np.concatenate([rot.reshape(3, 3).T @ qvel[:3], qvel[3:]])
+
     def set_base_pose(self, pose: Sequence[float], linear_velocity: Sequence[float] = (0.0, 0.0, 0.0),
                       angular_velocity: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
         """Teleport a floating base: pose (x y z qw qx qy qz) in the world, velocities in the world frame."""

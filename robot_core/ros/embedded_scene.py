@@ -27,6 +27,7 @@ import contextlib
 from collections.abc import Callable, Hashable
 from typing import Any
 
+import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -129,20 +130,23 @@ class EmbeddedScene:
         if self.sensors:
             self.sensors.on_tick(engine.model, engine.data, count, ns, post=self._post)
 
-    def _base_pose(self) -> Pose | None:
-        """A free base's pose in the world (ground truth, as the simulator node's world_frame -> root on /tf)."""
+    def _base_pose(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """A free base's pose in the world and its twist in its own frame (ground truth, as the simulator node's
+        world_frame -> root on /tf and ~/base_state)."""
         if self.engine.fixed_base:
             return None
-        p = self.engine.base_pose()
-        return Pose((float(p[0]), float(p[1]), float(p[2])), (float(p[3]), float(p[4]), float(p[5]), float(p[6])))
+        return self.engine.base_pose(), self.engine.base_velocity()
 
-    def _publish_objects(self, item: tuple[list[Any], Pose | None, int]) -> None:
+    def _publish_objects(self, item: tuple[list[Any], tuple[np.ndarray, np.ndarray] | None, int]) -> None:
         states, base, ns = item
         stamp = time_msg(ns)
         self.topics.publish_objects(states, stamp)
         if base is not None:
-            self._tf_pub.publish(tf_message_type()(transforms=[pose_transform(self._world_frame, self._root, base,
+            p, twist = base
+            pose = Pose((float(p[0]), float(p[1]), float(p[2])), (float(p[3]), float(p[4]), float(p[5]), float(p[6])))
+            self._tf_pub.publish(tf_message_type()(transforms=[pose_transform(self._world_frame, self._root, pose,
                                                                                stamp)]))
+            self.topics.publish_base(self._root, p, twist, stamp)
 
     def _publish_contacts(self, item: tuple[list[Any], int]) -> None:
         contacts, ns = item

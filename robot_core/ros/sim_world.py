@@ -67,7 +67,8 @@ def pose_transform(parent: str, child: str, pose: Pose, stamp: Time) -> Transfor
 
 
 class WorldTopics:
-    """``~/object_states`` on ``node``; object transforms on ``tf_pub`` (a /tf publisher, None: not on /tf)."""
+    """``~/object_states`` (and ``~/base_state`` for a floating base) on ``node``; object transforms on ``tf_pub``
+    (a /tf publisher, None: not on /tf)."""
 
     def __init__(self, node: Node, world_frame: str, tf_pub: Any | None):
         from robot_core_interfaces.msg import ObjectStates
@@ -75,6 +76,26 @@ class WorldTopics:
         self.world_frame = world_frame
         self._tf_pub = tf_pub
         self._pub = node.create_publisher(ObjectStates, "~/object_states", STATE_QOS)
+        self._node = node
+        self._base_pub: Any = None
+
+    def publish_base(self, child_frame: str, pose: Sequence[float], twist: Sequence[float], stamp: Time) -> None:
+        """A floating base's ground truth on ``~/base_state`` (nav_msgs/Odometry: world_frame -> the robot's root
+        link; ``pose`` x y z qw qx qy qz in the world, ``twist`` vx vy vz wx wy wz in the base's own frame).
+        The publisher is made on first use: a fixed-base robot has no such topic."""
+        from nav_msgs.msg import Odometry
+
+        if self._base_pub is None:
+            self._base_pub = self._node.create_publisher(Odometry, "~/base_state", STATE_QOS)
+        msg = Odometry()
+        msg.header.stamp, msg.header.frame_id, msg.child_frame_id = stamp, self.world_frame, child_frame
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        p.x, p.y, p.z = (float(v) for v in pose[:3])
+        o.w, o.x, o.y, o.z = (float(v) for v in pose[3:7])
+        lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+        lin.x, lin.y, lin.z = (float(v) for v in twist[:3])
+        ang.x, ang.y, ang.z = (float(v) for v in twist[3:6])
+        self._base_pub.publish(msg)
 
     def publish_objects(self, states: Sequence[ObjectState], stamp: Time) -> None:
         """Free objects' poses and twists (nothing for a world without free objects)."""
