@@ -40,8 +40,21 @@ def test_create_re_refuses_names_on_the_graph_and_invalid_names(ros, processes, 
     client.l2_ctrl("list_re")  # answered: the rbc has discovered this process
     wait_for(lambda: "rbc" in taken.get_node_names(), 30, "the rbc node on the graph")
 
-    res = client.l2_ctrl("create_re", "JR", "controller_manager")
-    assert not res.success, "a second node named controller_manager was created"
+    # Node names travel on their own discovery topic (ros_discovery_info), which can reach the rbc after our
+    # service requests do: until it has, the rbc cannot know the name is taken. Ask until it refuses (a reacher
+    # made in the meantime is destroyed again); a coupler that never checks the graph fails at the deadline.
+    answers = []
+
+    def refused() -> bool:
+        res = client.l2_ctrl("create_re", "JR", "controller_manager")
+        answers.append(res)
+        if res.success:
+            assert client.l2_ctrl("destroy_re", name="controller_manager").success
+        return not res.success
+
+    wait_for(refused, 30, "the rbc refusing a second node named controller_manager", poll=0.2)
+    res = answers[-1]
+    print(f"refused after {len(answers)} request(s): {res.message}")
     assert "'/controller_manager' is already on the ROS graph" in res.message, res.message
     res = client.l2_ctrl("create_re", "VF", "rbc")  # the coupler's own node
     assert not res.success and "'/rbc' is already on the ROS graph" in res.message, res.message
