@@ -1,5 +1,6 @@
 """The simulator node with a world (config/worlds/table_top.yaml around rc_arm), over DDS: objects on /tf and
-~/object_states, the table on /tf_static, ~/contacts, and the services set_object_state, spawn_object,
+~/object_states, the table on /tf_static, ~/contacts, the arm pushing a free box (its /tf follows), and the
+services set_object_state, spawn_object,
 remove_object and reset-to-keyframe, each refusing bad requests with a clear message while the node stays up."""
 
 from __future__ import annotations
@@ -116,6 +117,10 @@ def fresh_world(world: WorldClient) -> WorldClient:
     return world
 
 
+def xyz(v: Any) -> tuple[float, float, float]:
+    return (v.x, v.y, v.z)
+
+
 def latest_objects(world: WorldClient) -> dict[str, Any]:
     return {o.name: o for o in world.objects[-1].objects}
 
@@ -205,6 +210,33 @@ class TestTableTopWorld:
         fz = sum(c.force.z if c.body2 == "box_large" else -c.force.z for c in pairs)
         assert fz == pytest.approx(0.5 * 9.81, rel=0.1), "the table holds the 0.5 kg box"
 
+
+    def test_the_arm_pushes_a_free_box_and_its_tf_follows(self, fresh_world: WorldClient, capsys):
+        """Issue 16's physics check: the box is put on the circle the hand sweeps when joint1 turns (radius
+        0.36 m, 0.4 rad, its top above the fingers' lowest point); turning joint1 to 0.9 rad pushes it, and /tf's
+        world -> box_large says where ~/object_states says it is."""
+        w = fresh_world
+        start = (0.36 * math.cos(0.4), 0.36 * math.sin(0.4), TABLE_HEIGHT + 0.05)
+        assert w.set_object("box_large", start, (0.0, 0.0, math.sin(0.2), math.cos(0.2))).success
+        wait_objects(w, lambda o: math.dist(xyz(o["box_large"].pose.position), start) < 0.01, 20,
+                     "box_large on the hand's circle")
+        w.send(["joint1"], position=[0.9])
+        w.wait_state(lambda q, _: abs(q["joint1"] - 0.9) < 0.05, 30, "joint1 at 0.9")
+        moved = wait_objects(w, lambda o: math.dist(xyz(o["box_large"].pose.position), start) > 0.03, 30,
+                             "box_large pushed away by the hand")
+        objs = paused_objects(w)  # nothing moves from here: /tf and ~/object_states of the same instant
+        box = xyz(objs["box_large"].pose.position)
+        stamp = sec(w.objects[-1].header.stamp)
+        tf = wait_for(lambda: (lambda t: t if t is not None and sec(t.header.stamp) == stamp else None)(
+            w.tf.get(("world", "box_large"))), 20, "world -> box_large on /tf at the paused instant")
+        with capsys.disabled():
+            print(f"\n  [world] the hand pushed box_large {math.dist(box, start):.3f} m: from "
+                  f"({start[0]:.3f}, {start[1]:.3f}) to ({box[0]:.3f}, {box[1]:.3f}); /tf "
+                  f"({tf.transform.translation.x:.3f}, {tf.transform.translation.y:.3f})")
+        assert math.dist(xyz(moved["box_large"].pose.position), start) > 0.03
+        assert math.atan2(box[1], box[0]) > 0.4, "pushed the way the hand turns"
+        assert xyz(tf.transform.translation) == pytest.approx(box, abs=1e-6)
+        assert w.trigger("resume").success
 
     def test_spawn_and_remove_keep_the_robot_and_the_other_objects(self, fresh_world: WorldClient):
         w = fresh_world
