@@ -1,7 +1,7 @@
 """The simulator node with a world (config/worlds/table_top.yaml around rc_arm), over DDS: objects on /tf and
 ~/object_states, the table on /tf_static, ~/contacts, the arm pushing a free box (its /tf follows), and the
-services set_object_state, spawn_object,
-remove_object and reset-to-keyframe, each refusing bad requests with a clear message while the node stays up."""
+services set_object_state, spawn_object, remove_object and reset-to-keyframe, each refusing bad requests with a
+clear message while the node stays up."""
 
 from __future__ import annotations
 
