@@ -98,6 +98,11 @@ def test_cmd_vel_moves_the_base_and_odom_follows_nan_refused_stale_stops(ros, pr
     # the last valid command goes stale after cmd_vel_timeout (0.5 s): the wheels stop
     wait_for(lambda: base.wheels is not None and max(abs(v) for v in base.wheels) < 0.05, 30, "wheels stopped")
     wait_for(lambda: abs(base.odom.twist.twist.linear.x) < 0.02, 30, "odometry at rest")
+    # and the ground truth at rest: under load this client takes /tf later than /odom (a CI run compared a rested
+    # odometry with a /tf pose 0.24 m behind it), so wait until /tf and ~/base_state agree on a still base
+    wait_for(lambda: abs(base.base_state.twist.twist.linear.x) < 0.005
+             and abs(base.base_state.pose.pose.position.x - base.truth[0]) < 1e-3, 30,
+             "the ground truth at rest (/tf and ~/base_state agree)")
     assert all(math.isfinite(v) for v in base.wheels)
     # at rest, odometry and the simulator's pose of the base agree, both counted from where they stood before the
     # drive. Across processes commands reach the simulator late and unevenly, and under load a gap trips the
