@@ -101,6 +101,21 @@ class BaseWatch:
             assert self.odom is not None and self.truth is not None
             return self.odom, self.truth
 
+    def at_rest(self, since: float, span: float = 0.5) -> bool:
+        """Both the odometry and the ground truth newer than ``since`` (simulated s) and still: their newest
+        ``span`` seconds of samples (by stamp) within 1 mm and 0.2 deg. Under load /tf and ~/odom reach this client
+        with different delays, so "a second after the stop" can still hold a moving ground truth."""
+        with self._lock:
+            paths = (list(self.odom_path), list(self.truth_path))
+        for path in paths:
+            if not path or path[-1][0] < since + span:
+                return False
+            recent = np.array([p for p in path if p[0] >= path[-1][0] - span])
+            moved = np.ptp(recent[:, 1:3], axis=0).max() if len(recent) > 1 else math.inf
+            if moved > 1e-3 or np.ptp(recent[:, 3]) > math.radians(0.2):
+                return False
+        return True
+
     def paths(self) -> tuple[list[tuple[float, float, float, float]], list[tuple[float, float, float, float]]]:
         with self._lock:
             return list(self.odom_path), list(self.truth_path)
@@ -166,7 +181,8 @@ def run_steps(demo: DemoNode, n_steps: int, facts: dict[str, Any]) -> tuple[list
     base = BaseWatch(demo)
     wait_for(lambda: base.odom is not None and base.truth is not None, 60.0,
              f"/{CONTROLLER}/odom and /tf of {BASE_FRAME}")
-    time.sleep(1.0)  # let the base settle on its wheels before the start pose is taken
+    settle = demo.sim_now()
+    wait_for(lambda: base.at_rest(settle), 60.0, "the base settled on its wheels before the start pose is taken")
     states = {c.name: c.state for c in demo.call("/controller_manager/list_controllers",
                                                  ListControllers.Request()).controller}
     facts["controllers"] = states
@@ -199,7 +215,8 @@ def run_steps(demo: DemoNode, n_steps: int, facts: dict[str, Any]) -> tuple[list
                                  t1 - t0, math.nan, {"odom_x": x, "odom_y": y, "odom_yaw_deg": math.degrees(yaw)}))
         progress(f"      {name} -> odometry ({x:.3f}, {y:.3f}) m, {math.degrees(yaw):.1f} deg")
     base.send(0.0, 0.0)
-    time.sleep(1.0)  # at rest before the end pose is taken
+    stop = demo.sim_now()
+    wait_for(lambda: base.at_rest(stop), 60.0, "odometry and ground truth at rest before the end pose is taken")
     odom1, truth1 = base.latest()
     odom_path, truth_path = base.paths()
     odom_end = relative([odom1], odom0)[0]
