@@ -112,7 +112,7 @@ class BaseWatch:
                 return False
             recent = np.array([p for p in path if p[0] >= path[-1][0] - span])
             moved = np.ptp(recent[:, 1:3], axis=0).max() if len(recent) > 1 else math.inf
-            if moved > 1e-3 or np.ptp(recent[:, 3]) > math.radians(0.2):
+            if moved > 1e-3 or np.ptp(np.unwrap(recent[:, 3])) > math.radians(0.2):
                 return False
         return True
 
