@@ -207,3 +207,53 @@ def test_heuristic_reaches_the_target(action_type, seeds):
             done = terminated or truncated
         assert terminated and info["is_success"], f"seed {seed}: {info['distance']:.3f} m from the target"
     env.close()
+
+
+@pytest.mark.parametrize("action_type", ["torque", "velocity"])
+def test_step_runs_its_physics_in_one_mj_step_call(monkeypatch, action_type):
+    """The fast path: no servo needs Python between physics steps, so frame_skip steps are one C call."""
+    import mujoco
+
+    env = ReachEnv(action_type=action_type)
+    env.reset(seed=0)
+    calls: list[int] = []
+    real = mujoco.mj_step
+
+    def counting(m, d, nstep=1):
+        calls.append(nstep)
+        real(m, d, nstep=nstep)
+
+    monkeypatch.setattr(mujoco, "mj_step", counting)
+    for _ in range(3):
+        env.step(env.action_space.sample())
+    assert calls == [env.frame_skip] * 3
+
+
+def test_torque_mode_velocity_limiter_brakes_as_the_engine_does(report):
+    """The MuJoCo-actuator velocity limiter of the torque mode gives the engine's own (per-step, Python) limiter's
+    trajectory; without it the same full-effort actions spin the joints far beyond their URDF velocity limits."""
+    from robot_core.physics.engine import PhysicsEngine
+
+    env = ReachEnv(action_type="torque")
+    free = ReachEnv(action_type="torque", engine_options={"enforce_velocity_limits": False})
+    env.reset(seed=4)
+    free.reset(seed=4)
+    reference = PhysicsEngine(env.robot, timestep=env.engine.timestep)  # the engine's limiter, stepped by Python
+    reference.reset(dict(zip(env.joint_names, env.engine.positions()[env._idx].tolist(), strict=True)))
+    vmax = np.array([reference.limits[reference.actuated_joint_names.index(n)].velocity for n in env.joint_names])
+    action = np.ones(7, dtype=np.float32)
+    worst, fastest, fastest_free = 0.0, 0.0, 0.0
+    for _ in range(12):
+        obs, *_ = env.step(action)
+        obs_free, *_ = free.step(action)
+        reference.set_commands(env.joint_names, efforts=action * env.action_scale)
+        reference.step(env.frame_skip)
+        ref_obs = np.concatenate([reference.positions()[env._idx], reference.velocities()[env._idx]])
+        worst = max(worst, float(np.max(np.abs(obs[:14] - ref_obs))))
+        fastest = max(fastest, float(np.max(np.abs(obs[7:14]) / vmax)))
+        fastest_free = max(fastest_free, float(np.max(np.abs(obs_free[7:14]) / vmax)))
+    report("velocity_limiter", f"max |env - engine| {worst:.2e}; fastest joint {fastest:.2f} x its limit "
+           f"(without the limiter {fastest_free:.1f} x)")
+    assert worst < 1e-5
+    assert fastest_free > 5.0  # the actions do drive the joints past their limits
+    assert fastest < 2.5

@@ -10,6 +10,12 @@ positions.
 Reward: minus the end-effector distance to the target; the episode terminates when it is below
 ``success_distance`` (``info["is_success"]``). Registered as ``robot_core/Reach-v0`` (200 steps of 20 ms).
 Targets are the end-effector positions of uniformly sampled joint configurations, so every target is reachable.
+
+Speed: a ``step()`` runs its ``frame_skip`` physics steps in one ``mj_step(m, d, nstep)`` call. For that no servo
+may need Python between physics steps: the engine's velocity limiter of effort-commanded joints (a Python
+update per step) is replaced in torque mode by the same brake made of MuJoCo actuators
+(:mod:`robot_core.physics.velocity_limiter`; ``engine_options={"enforce_velocity_limits": False}`` drops it);
+the velocity servos and the fingers' position hold already run inside MuJoCo.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import numpy as np
 
 from robot_core.model import load_robot
 from robot_core.model.robot_model import RobotModel
+from robot_core.physics.actuation import joint_inertia
+from robot_core.physics.velocity_limiter import add_velocity_limiters, limiter_gains, set_velocity_limits
 from robot_core.rl.robot_env import RobotEnv
 
 ACTION_TYPES = ("torque", "velocity")
@@ -92,13 +100,18 @@ class ReachEnv(RobotEnv):
         self.success_distance = float(success_distance)
         self.start_noise = float(start_noise)
         self.min_target_height = float(min_target_height)
-        super().__init__(robot, timestep=timestep, frame_skip=frame_skip, render_mode=render_mode, width=width,
-                         height=height, engine_options=engine_options)
-        eng = self.engine
         chain = robot.chain(robot.root_link, self.end_effector)
         self.joint_names = [j.name for j in chain if j.is_actuated]
         if not self.joint_names:
             raise ValueError(f"no actuated joint between '{robot.root_link}' and '{self.end_effector}'")
+        # The engine's per-step velocity limiter becomes MuJoCo actuators (module docstring): torque mode only,
+        # the servo modes have no limiter to replace.
+        options = dict(engine_options or {})
+        self.velocity_limiter = action_type == "torque" and bool(options.pop("enforce_velocity_limits", True))
+        options["enforce_velocity_limits"] = False
+        super().__init__(robot, timestep=timestep, frame_skip=frame_skip, render_mode=render_mode, width=width,
+                         height=height, engine_options=options)
+        eng = self.engine
         self._idx = np.array([eng.joint_names.index(n) for n in self.joint_names])
         limits = {lim.joint: lim for lim in eng.limits}
         self._lower = np.array([limits[n].lower if math.isfinite(limits[n].lower) else -math.pi
@@ -118,14 +131,27 @@ class ReachEnv(RobotEnv):
         n = len(self.joint_names)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(2 * n + 6,), dtype=np.float32)
         self._ee = eng.built.links[self.end_effector]
-        self._target_mocap = int(eng.model.body_mocapid[eng.model.body("reach_target").id])
-        self._fk_data = mujoco.MjData(eng.model)
+        self._ee_body = self._ee.body_id
+        self._ee_offset = None if self._ee.offset_is_identity else self._ee.offset[:3, 3].copy()
+        m = eng.model
+        self._qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in self.joint_names])
+        self._dofs = np.array([m.jnt_dofadr[m.joint(n).id] for n in self.joint_names])
+        self._command_idx = eng.command_index(self.joint_names)
+        self._target_mocap = int(m.body_mocapid[m.body("reach_target").id])
+        self._fk_data = mujoco.MjData(m)
+        if self.velocity_limiter:
+            self._fk_data.qpos[:] = eng.data.qpos  # the engine's initial pose, where it tunes its own gains
+            inertia = joint_inertia(m, self._fk_data, self._dofs)
+            set_velocity_limits(m, self.joint_names, [limits[n].velocity for n in self.joint_names],
+                                limiter_gains(m, inertia))
         self.target = np.zeros(3)
         self._aim_camera()
 
     # ------------------------------------------------------------------ RobotEnv hooks
     def _build_scene(self, spec: mujoco.MjSpec) -> None:
         super()._build_scene(spec)
+        if self.velocity_limiter:
+            add_velocity_limiters(spec, self.joint_names)
         marker = spec.worldbody.add_body(name="reach_target", mocap=True)
         marker.add_geom(name="reach_target", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.025, 0, 0],
                         rgba=[0.9, 0.1, 0.1, 0.8], contype=0, conaffinity=0, group=2)
@@ -141,27 +167,32 @@ class ReachEnv(RobotEnv):
 
     def _set_action(self, action: np.ndarray) -> None:
         a = np.clip(np.asarray(action, dtype=float).reshape(-1), self.action_space.low, self.action_space.high)
-        a = a * self.action_scale
+        a *= self.action_scale
         if self.action_type == "torque":
-            self.engine.set_commands(self.joint_names, efforts=a)
+            self.engine.command_at(self._command_idx, self.joint_names, efforts=a)
         else:
-            self.engine.set_commands(self.joint_names, velocities=a)
+            self.engine.command_at(self._command_idx, self.joint_names, velocities=a)
 
     def _observe(self) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        eng = self.engine
+        d = self.engine.data
+        n = self._qadr.size
+        obs = np.empty(2 * n + 6, dtype=np.float32)  # a fresh array per step: callers keep observations
+        obs[:n] = d.qpos[self._qadr]
+        obs[n:2 * n] = d.qvel[self._dofs]
         ee = self.end_effector_position()
-        distance = float(np.linalg.norm(ee - self.target))
-        obs = np.concatenate([eng.positions()[self._idx], eng.velocities()[self._idx], ee, self.target])
+        obs[2 * n:2 * n + 3] = ee
+        obs[2 * n + 3:] = self.target
+        e = ee - self.target
+        distance = math.sqrt(e @ e)
         success = distance < self.success_distance
-        info = {"distance": distance, "is_success": success}
-        return obs.astype(np.float32), -distance, success, False, info
+        return obs, -distance, success, False, {"distance": distance, "is_success": success}
 
     # ------------------------------------------------------------------ the hand-written controller
     def heuristic_action(self, observation: np.ndarray) -> np.ndarray:
         """Operational-space PD towards the target on the env's current state: torques J^T (kp e - kd v) plus
         the gravity and Coriolis forces (``qfrc_bias``); velocities J^+ kp e (damped least squares)."""
         m, d = self.engine.model, self.engine.data
-        dofs = np.array([m.jnt_dofadr[m.joint(n).id] for n in self.joint_names])
+        dofs = self._dofs
         jacp = np.zeros((3, m.nv))
         ee = self.end_effector_position()
         mujoco.mj_jac(m, d, jacp, None, ee, self._ee.body_id)
@@ -177,11 +208,10 @@ class ReachEnv(RobotEnv):
     # ------------------------------------------------------------------ helpers
     def end_effector_position(self) -> np.ndarray:
         d = self.engine.data
-        lf = self._ee
-        pos = d.xpos[lf.body_id].copy()
-        if not lf.offset_is_identity:
-            pos += d.xmat[lf.body_id].reshape(3, 3) @ lf.offset[:3, 3]
-        return pos
+        b = self._ee_body
+        if self._ee_offset is None:
+            return d.xpos[b].copy()
+        return d.xpos[b] + d.xmat[b].reshape(3, 3) @ self._ee_offset
 
     def _sample_target(self, rng: np.random.Generator, attempts: int = 50) -> np.ndarray:
         """End-effector position of a random joint configuration (above ``min_target_height``)."""
