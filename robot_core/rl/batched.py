@@ -133,7 +133,7 @@ class BatchedEnv(VectorEnv):
 
     def _observations(self, state_obs: np.ndarray) -> np.ndarray:
         if not self.env.image_observation:
-            return state_obs.astype(np.float32)
+            return state_obs
         return np.stack([self.env.observe_image(self._data_of(i)) for i in range(self.num_envs)])
 
     def _data_of(self, i: int) -> mujoco.MjData:

@@ -55,6 +55,7 @@ class CartPoleEnv(TaskEnv):
         self.camera.lookat[:] = [0.0, 0.0, 0.6]
         self.camera.distance, self.camera.azimuth, self.camera.elevation = 4.5, 90.0, -10.0
         self._gain: np.ndarray | None = None
+        self._limits = np.array([self.position_limit, self.angle_limit])  # |x|, |theta| beyond: fallen
 
     # ------------------------------------------------------------------ the task
     def build_spec(self) -> mujoco.MjSpec:
@@ -92,13 +93,16 @@ class CartPoleEnv(TaskEnv):
         qvel[:] = rng.uniform(-self.start_noise, self.start_noise, size=2)
 
     def controls(self, actions: np.ndarray) -> np.ndarray:
-        return np.clip(actions[:, :1], -1.0, 1.0) * self.max_force
+        return actions[:, :1] * self.max_force  # MuJoCo clamps it to the actuator's ctrlrange, +-max_force
 
     def evaluate(self, qpos: np.ndarray, qvel: np.ndarray, sensordata: np.ndarray, start: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        obs = np.concatenate([qpos[:, :2], qvel[:, :2]], axis=1)
-        fallen = (np.abs(qpos[:, 1]) > self.angle_limit) | (np.abs(qpos[:, 0]) > self.position_limit)
-        return obs, np.ones(len(obs)), fallen, ~fallen
+        n = len(qpos)
+        obs = np.empty((n, 4), dtype=np.float32)
+        obs[:, :2] = qpos[:, :2]
+        obs[:, 2:] = qvel[:, :2]
+        fallen = (np.abs(qpos[:, :2]) > self._limits).any(axis=1)
+        return obs, np.ones(n), fallen, ~fallen
 
     @property
     def image_observation(self) -> bool:

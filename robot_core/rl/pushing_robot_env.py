@@ -95,14 +95,19 @@ class PushingRobotEnv(TaskEnv):
         return sensordata[:, 3:5].copy()
 
     def controls(self, actions: np.ndarray) -> np.ndarray:
-        return np.clip(actions[:, :2], -1.0, 1.0) * self.max_torque
+        return actions[:, :2] * self.max_torque  # MuJoCo clamps it to the actuators' ctrlrange, +-max_torque
 
     def evaluate(self, qpos: np.ndarray, qvel: np.ndarray, sensordata: np.ndarray, start: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        n = len(qpos)
         tool, box = sensordata[:, 0:3], sensordata[:, 3:6]
-        obs = np.concatenate([qpos[:, :2], qvel[:, :2], tool, box - tool], axis=1)
-        moved = np.linalg.norm(box[:, :2] - start, axis=1)
-        return obs, moved, np.zeros(len(obs), dtype=bool), moved > self.success_distance
+        obs = np.empty((n, 10), dtype=np.float32)
+        obs[:, 0:2] = qpos[:, :2]
+        obs[:, 2:4] = qvel[:, :2]
+        obs[:, 4:7] = tool
+        obs[:, 7:10] = box - tool
+        moved = np.hypot(box[:, 0] - start[:, 0], box[:, 1] - start[:, 1])
+        return obs, moved, np.zeros(n, dtype=bool), moved > self.success_distance
 
     # ------------------------------------------------------------------ the hand-written controller
     def heuristic_action(self, observation: np.ndarray) -> np.ndarray:

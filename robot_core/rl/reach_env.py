@@ -33,9 +33,11 @@ from robot_core.model import load_robot
 from robot_core.model.robot_model import RobotModel
 from robot_core.physics.actuation import joint_inertia
 from robot_core.physics.velocity_limiter import add_velocity_limiters, limiter_gains, set_velocity_limits
-from robot_core.rl.robot_env import RobotEnv
+from robot_core.rl.robot_env import RobotEnv, camera_fields
 
 ACTION_TYPES = ("torque", "velocity")
+# Everything mj_step reads: physics, controls, applied forces, the target marker (mocap), the solver's warm start.
+PICKLED_STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 DEFAULT_EFFORT = 10.0
 DEFAULT_VELOCITY = 2.0
 
@@ -93,6 +95,12 @@ class ReachEnv(RobotEnv):
             raise ValueError(f"action_type must be one of {ACTION_TYPES}, got {action_type!r}")
         if not isinstance(robot, RobotModel):
             robot = load_robot(robot if robot is not None else default_robot_path(), package_dirs)
+        # What a copy is rebuilt from (pickling: the engine's MjSpec does not pickle, see __getstate__).
+        self._init_kwargs: dict[str, Any] = dict(
+            robot=robot, end_effector=end_effector, action_type=action_type, render_mode=render_mode,
+            timestep=timestep, frame_skip=frame_skip, normalize_actions=normalize_actions,
+            success_distance=success_distance, start_noise=start_noise, min_target_height=min_target_height,
+            width=width, height=height, engine_options=engine_options)
         self.end_effector = end_effector or default_end_effector(robot)
         if self.end_effector not in robot.links:
             raise ValueError(f"end_effector '{self.end_effector}' is not a link of robot '{robot.name}'")
@@ -145,6 +153,8 @@ class ReachEnv(RobotEnv):
             set_velocity_limits(m, self.joint_names, [limits[n].velocity for n in self.joint_names],
                                 limiter_gains(m, inertia))
         self.target = np.zeros(3)
+        self._start: dict[str, float] | None = None  # the episode's start positions
+        self._command: np.ndarray | None = None  # the last action, in joint units
         self._aim_camera()
 
     # ------------------------------------------------------------------ RobotEnv hooks
@@ -161,17 +171,50 @@ class ReachEnv(RobotEnv):
         home = eng.positions()[self._idx]
         noise = rng.uniform(-self.start_noise, self.start_noise, size=home.size)
         start = np.clip(home + noise, self._lower, self._upper)
-        eng.reset(dict(zip(self.joint_names, start.tolist(), strict=True)))
+        self._start = dict(zip(self.joint_names, start.tolist(), strict=True))
+        self._command = None
+        eng.reset(self._start)
         self.target = self._sample_target(rng)
         eng.data.mocap_pos[self._target_mocap] = self.target
 
     def _set_action(self, action: np.ndarray) -> None:
         a = np.clip(np.asarray(action, dtype=float).reshape(-1), self.action_space.low, self.action_space.high)
         a *= self.action_scale
+        self._command = a
+        self._apply_command(a)
+
+    def _apply_command(self, a: np.ndarray) -> None:
         if self.action_type == "torque":
             self.engine.command_at(self._command_idx, self.joint_names, efforts=a)
         else:
             self.engine.command_at(self._command_idx, self.joint_names, velocities=a)
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        """Constructor arguments plus the episode's state: the engine (its MjSpec) is rebuilt, not pickled."""
+        m, d = self.engine.model, self.engine.data
+        physics = np.empty(mujoco.mj_stateSize(m, PICKLED_STATE))
+        mujoco.mj_getState(m, d, physics, PICKLED_STATE)
+        return {"kwargs": self._init_kwargs, "np_random": self._np_random, "np_random_seed": self._np_random_seed,
+                "start": self._start, "command": self._command, "target": self.target.copy(),
+                "physics": physics, "camera": camera_fields(self.camera)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild, then put the servos (episode start, last command) and the physics state back: a copy steps
+        on exactly like the original."""
+        self.__init__(**state["kwargs"])
+        self._np_random, self._np_random_seed = state["np_random"], state["np_random_seed"]
+        self._start, self._command = state["start"], state["command"]
+        if self._start is not None:
+            self.engine.reset(self._start)
+        if self._command is not None:
+            self._apply_command(self._command)
+        self.target = state["target"]
+        m, d = self.engine.model, self.engine.data
+        mujoco.mj_setState(m, d, state["physics"], PICKLED_STATE)
+        mujoco.mj_forward(m, d)
+        for name, value in state["camera"].items():
+            setattr(self.camera, name, value)
 
     def _observe(self) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         d = self.engine.data

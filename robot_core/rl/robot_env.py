@@ -123,6 +123,13 @@ class RobotEnv(gym.Env):
         self._build_scene(spec)
 
 
+def camera_fields(camera: mujoco.MjvCamera) -> dict[str, Any]:
+    """An MjvCamera's settings as plain values (MjvCamera does not pickle)."""
+    return {"type": camera.type, "fixedcamid": camera.fixedcamid, "trackbodyid": camera.trackbodyid,
+            "lookat": np.array(camera.lookat), "distance": camera.distance, "azimuth": camera.azimuth,
+            "elevation": camera.elevation}
+
+
 def make_renderer(model: mujoco.MjModel, height: int, width: int) -> Any:
     """An off-screen renderer: ``mujoco.Renderer`` when mujoco's own GL backend works here, else one on an
     explicitly created headless (EGL, then OSMesa) context. Both offer ``update_scene``/``render``/``close``."""

@@ -34,7 +34,7 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 
-from robot_core.rl.robot_env import make_renderer
+from robot_core.rl.robot_env import camera_fields, make_renderer
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 
@@ -66,6 +66,7 @@ class TaskEnv(gym.Env):
         self.camera = mujoco.MjvCamera()
         self.start = np.zeros((1, self.start_size()))
         self._renderer: Any = None
+        self._bind_views()
 
     # ------------------------------------------------------------------ the task (subclasses)
     def build_spec(self) -> mujoco.MjSpec:
@@ -84,12 +85,14 @@ class TaskEnv(gym.Env):
         return np.zeros((qpos.shape[0], self.start_size()))
 
     def controls(self, actions: np.ndarray) -> np.ndarray:
-        """A batch of actions ``(N, action dims)`` -> a batch of ``ctrl`` ``(N, nu)``."""
+        """A batch of actions ``(N, action dims)`` -> a batch of ``ctrl`` ``(N, nu)`` (actuators with a
+        ``ctrlrange`` are clamped to it by MuJoCo itself)."""
         raise NotImplementedError
 
     def evaluate(self, qpos: np.ndarray, qvel: np.ndarray, sensordata: np.ndarray, start: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Batch of states -> ``(observations, rewards, terminated, is_success)``, each with a leading N."""
+        """Batch of states -> ``(observations, rewards, terminated, is_success)``, each with a leading N; state
+        observations as fresh float32 arrays (what the observation space holds: no cast afterwards)."""
         raise NotImplementedError
 
     def heuristic_action(self, observation: np.ndarray) -> np.ndarray:
@@ -112,16 +115,18 @@ class TaskEnv(gym.Env):
         mujoco.mj_resetData(m, d)
         self.reset_state(self.np_random, d.qpos, d.qvel)
         mujoco.mj_forward(m, d)
-        self.start = self.record_start(d.qpos[None], d.sensordata[None])
-        obs, _reward, _terminated, success = self._evaluate()
-        return self._observation(obs), {"is_success": bool(success)}
+        qpos, _qvel, sensordata = self._views
+        self.start = self.record_start(qpos, sensordata)
+        obs, _reward, _terminated, success = self.evaluate(*self._views, self.start)
+        return self._observation(obs[0]), {"is_success": bool(success[0])}
 
     def step(self, action):
-        a = np.asarray(action, dtype=np.float64).reshape(1, -1)
-        self.data.ctrl[:] = self.controls(a)[0]
+        # The batch-of-one views of the state were made once (_bind_views): per step only the task's own arrays.
+        self._ctrl[:] = self.controls(np.asarray(action, dtype=np.float64).reshape(1, -1))
         mujoco.mj_step(self.model, self.data, nstep=self.frame_skip)
-        obs, reward, terminated, success = self._evaluate()
-        return self._observation(obs), float(reward), bool(terminated), False, {"is_success": bool(success)}
+        obs, reward, terminated, success = self.evaluate(*self._views, self.start)
+        return (self._observation(obs[0]), float(reward[0]), bool(terminated[0]), False,
+                {"is_success": bool(success[0])})
 
     def render(self) -> np.ndarray | None:
         if self.render_mode is None:
@@ -138,8 +143,9 @@ class TaskEnv(gym.Env):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_renderer"] = None
+        del state["_views"], state["_ctrl"]  # views into the MjData, remade by __setstate__
         state["data"] = physics_state(self.model, self.data)
-        state["camera"] = _camera_fields(self.camera)
+        state["camera"] = camera_fields(self.camera)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -148,18 +154,20 @@ class TaskEnv(gym.Env):
         self.__dict__.update(state)
         self.data = mujoco.MjData(self.model)
         set_physics_state(self.model, self.data, physics)
+        self._bind_views()
         self.camera = mujoco.MjvCamera()
         for name, value in camera.items():
             setattr(self.camera, name, value)
 
     # ------------------------------------------------------------------ internals
-    def _evaluate(self) -> tuple[np.ndarray, float, bool, bool]:
+    def _bind_views(self) -> None:
+        """The state as a batch of one (views into ``data``, valid for its lifetime): what ``evaluate`` takes."""
         d = self.data
-        obs, reward, terminated, success = self.evaluate(d.qpos[None], d.qvel[None], d.sensordata[None], self.start)
-        return obs[0], float(reward[0]), bool(terminated[0]), bool(success[0])
+        self._views = (d.qpos[None], d.qvel[None], d.sensordata[None])
+        self._ctrl = d.ctrl[None]
 
     def _observation(self, state_obs: np.ndarray) -> np.ndarray:
-        return self.observe_image(self.data) if self.image_observation else state_obs.astype(np.float32)
+        return self.observe_image(self.data) if self.image_observation else state_obs
 
     def _render(self, camera: mujoco.MjvCamera | str, height: int, width: int, data: mujoco.MjData | None = None
                 ) -> np.ndarray:
@@ -185,8 +193,3 @@ def set_physics_state(model: mujoco.MjModel, data: mujoco.MjData, state: np.ndar
     mujoco.mj_setState(model, data, state, spec)
     mujoco.mj_forward(model, data)
 
-
-def _camera_fields(camera: mujoco.MjvCamera) -> dict[str, Any]:
-    return {"type": camera.type, "fixedcamid": camera.fixedcamid, "trackbodyid": camera.trackbodyid,
-            "lookat": np.array(camera.lookat), "distance": camera.distance, "azimuth": camera.azimuth,
-            "elevation": camera.elevation}
