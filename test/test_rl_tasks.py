@@ -135,9 +135,13 @@ def test_batched_cartpole_matches_single_envs_to_the_bit():
 
 
 def test_batched_autoreset_and_truncation():
+    """The pushing robot's observation comes from sensors: the batched reset (sensors of the reset states from one
+    zero-timestep rollout step) gives the single envs' reset observations to the bit, also at the autoreset."""
     batch = gym.make_vec(PUSHING_ROBOT_ID, num_envs=3, vectorization_mode="vector_entry_point")
+    singles = [gym.make(PUSHING_ROBOT_ID).unwrapped for _ in range(3)]
     assert batch.num_envs == 3 and batch.observation_space.shape == (3, 10)
     first, _ = batch.reset(seed=0)
+    assert np.array_equal(first, np.stack([s.reset(seed=i)[0] for i, s in enumerate(singles)]))
     zeros = np.zeros((3, 2), dtype=np.float32)
     for step in range(200):
         obs, reward, terminated, truncated, _ = batch.step(zeros)
@@ -145,6 +149,38 @@ def test_batched_autoreset_and_truncation():
     obs, reward, _terminated, truncated, _ = batch.step(zeros)  # the autoreset step
     assert np.all(reward == 0) and not truncated.any()
     assert not np.array_equal(obs, first)  # the generators moved on: new boxes
+    assert np.array_equal(obs, np.stack([s.reset()[0] for s in singles]))
+    obs, reward, *_ = batch.step(zeros)
+    assert np.array_equal(obs, np.stack([s.step(zeros[0])[0] for s in singles]))  # and steps on from there
+    batch.close()
+
+
+def test_batched_cartpole_autoresets_each_env_as_a_single_env_resets():
+    """Envs ending at different steps: each one's autoreset draws its next start from its own generator, as the
+    single env seeded with seed + i does; the trajectories stay the single envs' to the bit across episodes."""
+    n = 4
+    batch = gym.make_vec(CARTPOLE_ID, num_envs=n, vectorization_mode="vector_entry_point")
+    singles = [gym.make(CARTPOLE_ID).unwrapped for _ in range(n)]
+    obs, _ = batch.reset(seed=40)
+    assert np.array_equal(obs, np.stack([s.reset(seed=40 + i)[0] for i, s in enumerate(singles)]))
+    actions = np.array([[1.0], [-1.0], [0.4], [-0.2]], dtype=np.float32)  # poles fall at different steps
+    pending = np.zeros(n, dtype=bool)
+    episodes = np.zeros(n, dtype=int)
+    for _ in range(150):
+        obs, reward, terminated, _truncated, _ = batch.step(actions)
+        expected = []
+        for i, s in enumerate(singles):
+            if pending[i]:
+                expected.append(s.reset()[0])
+                assert reward[i] == 0.0 and not terminated[i]
+                episodes[i] += 1
+            else:
+                single_obs, _, single_terminated, _, _ = s.step(actions[i])
+                expected.append(single_obs)
+                assert terminated[i] == single_terminated
+        assert np.array_equal(obs, np.stack(expected))
+        pending = terminated.copy()
+    assert episodes.min() >= 2 and len(set(episodes.tolist())) > 1  # several resets, at different times
     batch.close()
 
 

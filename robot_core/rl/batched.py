@@ -13,10 +13,14 @@ and the id's ``max_episode_steps`` truncates. Env ``i`` seeded with ``seed`` dra
 with ``seed + i``; without contacts or limits (the cart-pole) the trajectories are the single env's to the
 bit. With contacts they agree to solver tolerance only: rollout starts each env step's constraint solver cold,
 the single env warm-starts it from its previous step.
+
+Autoreset runs on the batch arrays too (``_reset_envs``); the one per-env Python loop left is each finished
+env's draw from its own generator. Image observations are rendered env by env (one OpenGL render each).
 """
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any
 
@@ -65,6 +69,17 @@ class BatchedEnv(VectorEnv):
         self._rngs = [np.random.default_rng(i) for i in range(self.num_envs)]
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)
+        # Autoreset without a MuJoCo call per env: the state mj_resetData gives, as a template row ...
+        scratch = self._scratch[0]
+        mujoco.mj_resetData(m, scratch)
+        self._initial_state = np.empty(nstate)
+        mujoco.mj_getState(m, scratch, self._initial_state, STATE_SPEC)
+        # ... and, for the sensors of the reset states (mj_forward), one rollout step of a copy of the model whose
+        # timestep is 0: MuJoCo's step computes the sensors of the state and integrates it by nothing.
+        self._forward_model: mujoco.MjModel | None = None
+        if m.nsensordata:
+            self._forward_model = copy.copy(m)
+            self._forward_model.opt.timestep = 0.0
 
     # ------------------------------------------------------------------ VectorEnv API
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
@@ -114,16 +129,27 @@ class BatchedEnv(VectorEnv):
 
     # ------------------------------------------------------------------ internals
     def _reset_envs(self, which: np.ndarray) -> None:
-        m, d = self.env.model, self._scratch[0]
-        for i in np.flatnonzero(which):
-            mujoco.mj_resetData(m, d)
-            self.env.reset_state(self._rngs[i], d.qpos, d.qvel)
-            mujoco.mj_forward(m, d)
-            mujoco.mj_getState(m, d, self.states[i], STATE_SPEC)
-            self.sensordata[i] = d.sensordata
-            self._start[i] = self.env.record_start(d.qpos[None], d.sensordata[None])[0]
-            self._steps[i] = 0
-        self._needs_reset[which] = False
+        """Reset the envs of mask ``which`` as the single env's ``reset`` does, on the batch arrays: the only
+        per-env Python left is the task's draw from that env's own generator (what keeps env i seeded with
+        s equal to a single env seeded with s + i)."""
+        idx = np.flatnonzero(which)
+        if idx.size == 0:
+            return
+        nq, nv = self._nq, self._nv
+        fresh = np.repeat(self._initial_state[None], idx.size, axis=0)
+        qpos, qvel = fresh[:, 1:1 + nq], fresh[:, 1 + nq:1 + nq + nv]  # views: the draws land in ``fresh``
+        for row, i in enumerate(idx):
+            self.env.reset_state(self._rngs[i], qpos[row], qvel[row])
+        self.states[idx] = fresh
+        if self._forward_model is not None:
+            sensors = np.empty((idx.size, 1, self.sensordata.shape[1]))
+            self._rollout.rollout([self._forward_model] * idx.size, self._scratch, fresh,
+                                  np.zeros((idx.size, 1, self._control.shape[2])), nstep=1,
+                                  state=np.empty((idx.size, 1, fresh.shape[1])), sensordata=sensors)
+            self.sensordata[idx] = sensors[:, 0]
+        self._start[idx] = self.env.record_start(qpos, self.sensordata[idx])
+        self._steps[idx] = 0
+        self._needs_reset[idx] = False
 
     def _evaluate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         nq, nv = self._nq, self._nv
