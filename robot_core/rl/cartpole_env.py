@@ -55,7 +55,6 @@ class CartPoleEnv(TaskEnv):
         self.camera.lookat[:] = [0.0, 0.0, 0.6]
         self.camera.distance, self.camera.azimuth, self.camera.elevation = 4.5, 90.0, -10.0
         self._gain: np.ndarray | None = None
-        self._limits = np.array([self.position_limit, self.angle_limit])  # |x|, |theta| beyond: fallen
 
     # ------------------------------------------------------------------ the task
     def build_spec(self) -> mujoco.MjSpec:
@@ -101,7 +100,7 @@ class CartPoleEnv(TaskEnv):
         obs = np.empty((n, 4), dtype=np.float32)
         obs[:, :2] = qpos[:, :2]
         obs[:, 2:] = qvel[:, :2]
-        fallen = (np.abs(qpos[:, :2]) > self._limits).any(axis=1)
+        fallen = (np.abs(qpos[:, 1]) > self.angle_limit) | (np.abs(qpos[:, 0]) > self.position_limit)
         return obs, np.ones(n), fallen, ~fallen
 
     @property
