@@ -16,6 +16,7 @@ The members come from a robots file (YAML)::
         description: urdf/rc_arm.urdf
         base_pose: [0.0, 0.5, 0.0, 0, 0, 3.1416]
         # joint_states_topic / joint_commands_topic: default /<namespace>/robot_joint_states, .../robot_joint_commands
+        # controllers: its controllers YAML for `robot-core bringup --robots` (the simulator does not read it)
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class GroupMember:
     base_pose: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     joint_states_topic: str = ""
     joint_commands_topic: str = ""
+    controllers: str = ""  # its controllers YAML (robot-core bringup --robots); '' -> the bringup's default
     joints: list[str] = field(default_factory=list)  # its joints, unprefixed, in the member's own order
 
     @property
@@ -89,7 +91,8 @@ def read_robots_file(path: str | Path) -> list[GroupMember]:
         where = SourceRef(str(path), None, f"robots[{k}]")
         if not isinstance(entry, dict):
             raise RobotModelError("each entry is a mapping with namespace and description", where)
-        unknown = set(entry) - {"namespace", "description", "base_pose", "joint_states_topic", "joint_commands_topic"}
+        unknown = set(entry) - {"namespace", "description", "base_pose", "joint_states_topic", "joint_commands_topic",
+                                "controllers"}
         if unknown:
             raise RobotModelError(f"unknown keys {sorted(unknown)}", where)
         ns = str(entry.get("namespace", "")).strip().strip("/")
@@ -102,13 +105,19 @@ def read_robots_file(path: str | Path) -> list[GroupMember]:
             raise RobotModelError("description (a robot file) is missing", where)
         file = Path(description).expanduser()
         file = file if file.is_absolute() else path.parent / file
+        controllers = entry.get("controllers", "")
+        if not isinstance(controllers, str):
+            raise RobotModelError(f"controllers must be a file name, got {controllers!r}", where)
+        if controllers:
+            cfile = Path(controllers).expanduser()
+            controllers = str(cfile if cfile.is_absolute() else path.parent / cfile)
         pose = entry.get("base_pose", [0.0] * 6)
         if (not isinstance(pose, list) or len(pose) not in (3, 6)
                 or not all(isinstance(v, (int, float)) and np.isfinite(v) for v in pose)):
             raise RobotModelError(f"base_pose must be [x, y, z] or [x, y, z, roll, pitch, yaw], got {pose!r}", where)
         members.append(GroupMember(ns, str(file), tuple(float(v) for v in [*pose, 0.0, 0.0, 0.0][:6]),
                                    str(entry.get("joint_states_topic", "")),
-                                   str(entry.get("joint_commands_topic", ""))))
+                                   str(entry.get("joint_commands_topic", "")), controllers))
     return members
 
 
