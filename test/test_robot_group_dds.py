@@ -1,14 +1,19 @@
-"""Many robots in one simulator: a robots file puts two rc_arms into one MuJoCo world (robot_core.model.robot_group),
-each with its namespace, base pose and topic pair; two controller managers (`-r __ns:=/arm1`, `/arm2`) drive them
-through their own topics, and both follow a trajectory goal sent at the same moment."""
+"""Many robots in one simulator, brought up from a robots file: `robot-core bringup --robots FILE` runs one simulator
+holding two rc_arms (robot_core.model.robot_group) and, per arm, its controller manager and spawners (its entry's
+controllers YAML) under its namespace; both arms follow a trajectory goal sent at the same moment. Each robot's
+own description is latched on /<ns>/robot_description and the simulator's per-robot services take its own names."""
 
 from __future__ import annotations
+
+import signal
+import uuid
 
 import pytest
 import yaml
 from ros_harness import REPO, NodeProcess, wait_for, wait_future
 
-from robot_core.bringup.plan import namespaced_parameters
+from robot_core.bringup.run import READY_PREFIX
+from robot_core.bringup.supervisor import MARKER_ENV, processes_with_marker
 
 pytest.importorskip("rclpy")
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -16,42 +21,48 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 TARGETS = {"arm1": 0.3, "arm2": -0.25}
 
 
-def test_two_arms_in_one_simulator_follow_goals_at_the_same_time(ros, processes, tmp_path):
+def _files(tmp_path):
+    """A robots file whose entries name a lean controllers YAML (broadcaster and JTC only: fewer spawner runs)."""
+    controllers = yaml.safe_load((REPO / "config" / "controllers.yaml").read_text())
+    controllers["robot_core_bringup"] = {"ros__parameters": {
+        "active_controllers": ["joint_state_broadcaster", "joint_trajectory_controller"], "inactive_controllers": []}}
+    (tmp_path / "lean_controllers.yaml").write_text(yaml.safe_dump(controllers))
+    robots = tmp_path / "robots.yaml"
+    robots.write_text(yaml.safe_dump({"robots": [
+        {"namespace": "arm1", "description": str(REPO / "urdf" / "rc_arm.urdf"), "base_pose": [0.0, -0.6, 0.0],
+         "controllers": "lean_controllers.yaml"},
+        {"namespace": "arm2", "description": str(REPO / "urdf" / "rc_arm.urdf"),
+         "base_pose": [0.0, 0.6, 0.0, 0.0, 0.0, 3.14159], "controllers": "lean_controllers.yaml"}]}))
+    return robots
+
+
+def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processes, tmp_path):
     from builtin_interfaces.msg import Duration
     from control_msgs.action import FollowJointTrajectory
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from robot_core_interfaces.srv import ApplyWrench, SetJointState
     from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
     from tf2_msgs.msg import TFMessage
     from trajectory_msgs.msg import JointTrajectoryPoint
 
     from robot_core.ros.action_client import ActionClient
 
-    robots = tmp_path / "robots.yaml"
-    robots.write_text(yaml.safe_dump({"robots": [
-        {"namespace": "arm1", "description": str(REPO / "urdf" / "rc_arm.urdf"), "base_pose": [0.0, -0.6, 0.0]},
-        {"namespace": "arm2", "description": str(REPO / "urdf" / "rc_arm.urdf"),
-         "base_pose": [0.0, 0.6, 0.0, 0.0, 0.0, 3.14159]}]}))
-    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"robots:={robots}", "-p", "cameras:=false")
-    processes.append(sim)
-    sim.wait_for_output("robot group from", timeout=120)
-    controllers = yaml.safe_load((REPO / "config" / "controllers.yaml").read_text())
-    for ns in TARGETS:
-        params = tmp_path / f"{ns}_controllers.yaml"
-        params.write_text(yaml.safe_dump(namespaced_parameters(controllers, f"/{ns}")))
-        processes.append(NodeProcess.console_script(
-            "controller_manager", "--ros-args", "-r", f"__ns:=/{ns}", "--params-file", str(params),
-            "-p", f"robot_description_file:={REPO / 'urdf' / 'rc_arm.urdf'}", "-p", "hardware_mode:=topic",
-            "-p", "use_sim_time:=true", "-p", "publish_robot_description:=false"))
-    spawners = [NodeProcess.console_script("spawner", "joint_state_broadcaster", "joint_trajectory_controller",
-                                           "-c", f"/{ns}/controller_manager", "--controller-manager-timeout", "120")
-                for ns in TARGETS]
-    processes.extend(spawners)
-    for spawner in spawners:
-        assert spawner.proc.wait(timeout=180) == 0, spawner.output()[-3000:]
+    marker = f"test-robot-group-{uuid.uuid4().hex}"
+    bringup = NodeProcess.console_script("robot-core", "bringup", "--robots", str(_files(tmp_path)), "--headless",
+                                         "--no-rbc", env={MARKER_ENV: marker}, cwd=REPO)
+    processes.append(bringup)
+    bringup.wait_for_output(READY_PREFIX, timeout=240)
+    assert "arm1/joint_trajectory_controller" in bringup.output() and "arm2.controller_manager" in bringup.output()
 
     node = ros.node("robot_group_client")
     seen: dict[str, list[JointState]] = {ns: [] for ns in TARGETS}
+    descriptions: dict[str, list[str]] = {ns: [] for ns in TARGETS}
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     for ns in TARGETS:
         node.create_subscription(JointState, f"/{ns}/joint_states", seen[ns].append, 10)
+        node.create_subscription(String, f"/{ns}/robot_description", lambda m, ns=ns: descriptions[ns].append(m.data),
+                                 latched)
     frames: set[tuple[str, str]] = set()
     node.create_subscription(TFMessage, "/tf", lambda m: frames.update(
         (t.header.frame_id, t.child_frame_id) for t in m.transforms), 50)
@@ -60,30 +71,56 @@ def test_two_arms_in_one_simulator_follow_goals_at_the_same_time(ros, processes,
     assert sorted(seen["arm1"][-1].name) == sorted(seen["arm2"][-1].name) and "joint1" in seen["arm1"][-1].name
     wait_for(lambda: {("arm1/base_link", "arm1/link1"), ("arm2/base_link", "arm2/link1")} <= frames, 30,
              "both robots' frames on /tf")
+    # each robot's own description (its names as written; the frame prefix is tf's business), latched
+    wait_for(lambda: all(descriptions.values()), 30, "/<ns>/robot_description of both")
+    for text in (descriptions["arm1"][0], descriptions["arm2"][0]):
+        assert '<joint name="joint1"' in text and "arm1/" not in text and "arm2/" not in text
     topics = {name for name, _ in node.get_topic_names_and_types()}
-    assert not {"/robot_joint_states", "/robot_joint_commands"} & topics
+    assert not {"/robot_joint_states", "/robot_joint_commands", "/robot_description", "/joint_states"} & topics
+    assert not [i for i in node.get_publishers_info_by_topic("/clock") if i.node_name != "simulator"]
 
     def joint1(ns: str) -> float:
         msg = seen[ns][-1]
         return msg.position[list(msg.name).index("joint1")]
 
     targets = {ns: joint1(ns) + delta for ns, delta in TARGETS.items()}
-    handles = {}
-    for ns in TARGETS:
-        client = ActionClient(node, FollowJointTrajectory, f"/{ns}/joint_trajectory_controller/follow_joint_trajectory")
+    clients = {ns: ActionClient(node, FollowJointTrajectory, f"/{ns}/joint_trajectory_controller/"
+                                "follow_joint_trajectory") for ns in TARGETS}
+    for client in clients.values():
         assert client.wait_for_server(timeout_sec=30)
+    sent = {}
+    for ns, client in clients.items():
         goal = FollowJointTrajectory.Goal()
         goal.trajectory.joint_names = ["joint1"]
         goal.trajectory.points = [JointTrajectoryPoint(positions=[targets[ns]], time_from_start=Duration(sec=2))]
-        handles[ns] = client.send_goal_async(goal)
-    results = {}
-    for ns, future in handles.items():
-        handle = wait_future(future, 30, f"{ns} goal acceptance")
-        assert handle.accepted
-        results[ns] = handle.get_result_async()
+        sent[ns] = client.send_goal_async(goal)
+    handles = {ns: wait_future(f, 30, f"{ns} goal acceptance") for ns, f in sent.items()}
+    assert all(h.accepted for h in handles.values())
+    results = {ns: h.get_result_async() for ns, h in handles.items()}
     for ns, future in results.items():
         result = wait_future(future, 90, f"{ns} result").result
         assert result.error_code == FollowJointTrajectory.Result.SUCCESSFUL, (ns, result.error_string)
     for ns in TARGETS:
         wait_for(lambda ns=ns: abs(joint1(ns) - targets[ns]) < 0.03, 15, f"{ns} joint1 at its own goal")
     assert abs(targets["arm1"] - targets["arm2"]) > 0.3  # different goals, each reached by its own arm
+
+    # the simulator's services of one robot, in that robot's own names (/<ns>/simulator/...)
+    setter = node.create_client(SetJointState, "/arm2/simulator/set_joint_state")
+    assert setter.wait_for_service(timeout_sec=30)
+    request = SetJointState.Request()
+    request.state.name, request.state.position = ["joint1"], [joint1("arm2")]
+    answer = wait_future(setter.call_async(request), 30)
+    assert answer.success, answer.message
+    request.state.name = ["no_such_joint"]
+    answer = wait_future(setter.call_async(request), 30)
+    assert not answer.success and "arm2/no_such_joint" in answer.message
+    wrench = node.create_client(ApplyWrench, "/arm1/simulator/apply_wrench")
+    assert wrench.wait_for_service(timeout_sec=30)
+    push = ApplyWrench.Request(link_name="link2")
+    push.wrench.force.z, push.duration.nanosec = 1.0, 100_000_000
+    answer = wait_future(wrench.call_async(push), 30)
+    assert answer.success and "arm1/link2" in answer.message, answer.message
+
+    bringup.proc.send_signal(signal.SIGINT)
+    assert bringup.proc.wait(timeout=60) == 0, bringup.output()[-3000:]
+    wait_for(lambda: not processes_with_marker(marker), 15, "every bringup process to be gone")
