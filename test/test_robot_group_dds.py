@@ -1,7 +1,8 @@
 """Many robots in one simulator, brought up from a robots file: `robot-core bringup --robots FILE` runs one simulator
 holding two rc_arms (robot_core.model.robot_group) and, per arm, its controller manager and spawners (its entry's
-controllers YAML) under its namespace; both arms follow a trajectory goal sent at the same moment. Each robot's
-own description is latched on /<ns>/robot_description and the simulator's per-robot services take its own names."""
+controllers YAML) and RBC under its namespace; both arms follow a trajectory goal sent at the same moment. Each
+robot's own description is latched on /<ns>/robot_description, the simulator's per-robot services take its own
+names, and an RBC reacher's contact frame and wrench carry the robot's frame prefix."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 import yaml
 from ros_harness import REPO, NodeProcess, wait_for, wait_future
 
-from robot_core.bringup.run import READY_PREFIX
+from robot_core.bringup.run import READY_PREFIX, rbc_available
 from robot_core.bringup.supervisor import MARKER_ENV, processes_with_marker
 
 pytest.importorskip("rclpy")
@@ -50,7 +51,7 @@ def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processe
 
     marker = f"test-robot-group-{uuid.uuid4().hex}"
     bringup = NodeProcess.console_script("robot-core", "bringup", "--robots", str(_files(tmp_path)), "--headless",
-                                         "--no-rbc", env={MARKER_ENV: marker}, cwd=REPO)
+                                         env={MARKER_ENV: marker}, cwd=REPO)
     processes.append(bringup)
     bringup.wait_for_output(READY_PREFIX, timeout=240)
     assert "arm1/joint_trajectory_controller" in bringup.output() and "arm2.controller_manager" in bringup.output()
@@ -120,6 +121,29 @@ def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processe
     push.wrench.force.z, push.duration.nanosec = 1.0, 100_000_000
     answer = wait_future(wrench.call_async(push), 30)
     assert answer.success and "arm1/link2" in answer.message, answer.message
+
+    if rbc_available():  # arm1's RBC: a TouchContact's contact frame on /tf and its wrench under arm1's prefix
+        from geometry_msgs.msg import WrenchStamped
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+        from robot_core_interfaces.srv import L2Control
+
+        l2 = node.create_client(L2Control, "/arm1/rbc/l2_ctrl")
+        assert l2.wait_for_service(timeout_sec=30)
+        created = wait_future(l2.call_async(L2Control.Request(cmd="create_re", data="TC", name="TC0")), 30)
+        assert created.success, created.message
+        params = node.create_client(SetParameters, "/arm1/TC0/set_parameters")
+        assert params.wait_for_service(timeout_sec=30)
+        set_ = wait_future(params.call_async(SetParameters.Request(parameters=[
+            Parameter("end_link", value="tcp").to_parameter_msg(),
+            Parameter("link", value="link7").to_parameter_msg()])), 30)
+        assert all(r.successful for r in set_.results), [r.reason for r in set_.results]
+        wrenches: list[WrenchStamped] = []
+        node.create_subscription(WrenchStamped, "/arm1/TC0/wrench_base", wrenches.append, 10)
+        wait_for(lambda: ("arm1/base_link", "arm1/TC0_contact") in frames, 30, "arm1's contact frame on /tf")
+        wait_for(lambda: wrenches, 30, "/arm1/TC0/wrench_base")
+        assert wrenches[-1].header.frame_id == "arm1/base_link"
+        assert not [f for f in frames if "TC0_contact" in f[1] and f[1] != "arm1/TC0_contact"]
 
     bringup.proc.send_signal(signal.SIGINT)
     assert bringup.proc.wait(timeout=60) == 0, bringup.output()[-3000:]

@@ -442,7 +442,7 @@ def make_plan(options: BringupOptions) -> BringupPlan:
             taken = {src for src, _ in remap}
             remap += tuple((t, ns + t) for t in rbc_topics(o.robot) if t not in taken) + clock
         rbc = NodeSpec("rbc", "rbc", (o.rbc_config,) if o.rbc_config else (),
-                       {"urdf_path": str(o.robot), **sim_time, **packages}, remap, namespace=ns)
+                       {"urdf_path": str(o.robot), **sim_time, **packages, **prefix}, remap, namespace=ns)
     return BringupPlan(o, simulator, cm, rbc, spawn_plan(o.controllers) if o.spawn else [])
 
 
