@@ -35,9 +35,9 @@ def test_two_arms_become_one_model_with_prefixed_names(tmp_path):
     assert members[0].joint_states_topic == "/arm1/robot_joint_states"
     assert members[1].joint_states_topic == "/custom/states"
     assert members[1].joint_commands_topic == "/arm2/robot_joint_commands"
-    with pytest.warns(UserWarning, match="scene_camera"):
-        group = merge_robots(members, load_robot)
+    group = merge_robots(members, load_robot)
     model = group.model
+    assert [g.name for g in model.sensors] == ["arm1/scene_camera", "arm2/scene_camera"]
     assert model.root_link == "world"
     assert {"arm1/joint1", "arm2/joint1", "arm1/base_joint"} <= set(model.joints)
     assert members[0].joints[:2] == ["joint1", "joint2"]
@@ -54,8 +54,7 @@ def test_robots_in_one_world_touch_each_other(tmp_path):
     members = read_robots_file(_file(tmp_path, [
         {"namespace": "a", "description": ARM, "base_pose": [0, 0, 0]},
         {"namespace": "b", "description": ARM, "base_pose": [0.3, 0, 0, 0, 0, 3.14159]}]))
-    with pytest.warns(UserWarning):
-        model = merge_robots(members, load_robot).model
+    model = merge_robots(members, load_robot).model
     engine = PhysicsEngine(model, timestep=1e-3, initial_positions={f"{ns}/joint2": 0.0 for ns in "ab"})
     assert not [c for c in engine.contacts() if {c.body1[:2], c.body2[:2]} == {"a/", "b/"}]
     between = []
@@ -66,6 +65,25 @@ def test_robots_in_one_world_touch_each_other(tmp_path):
         if between:
             break
     assert between, "the two arms never touched"
+
+
+def test_the_robots_cameras_and_lasers_come_along_under_their_prefix(tmp_path):
+    from robot_core.ros.sim_sensors import camera_frame_id, laser_frame_id, topic_names
+
+    bot = str(REPO / "urdf" / "sensor_bot.urdf")
+    members = read_robots_file(_file(tmp_path, [{"namespace": "bot1", "description": bot},
+                                                {"namespace": "bot2", "description": bot, "base_pose": [2, 0, 0]}]))
+    sensors = {s.name: s for s in merge_robots(members, load_robot).model.sensors}
+    assert set(sensors) == {"bot1/lidar", "bot1/camera", "bot2/lidar", "bot2/camera"}
+    lidar, camera = sensors["bot2/lidar"], sensors["bot2/camera"]
+    assert (lidar.link, laser_frame_id(lidar)) == ("bot2/base_scan", "bot2/base_scan")
+    assert (camera.link, camera_frame_id(camera)) == ("bot2/camera_link", "bot2/camera_optical_frame")
+    # relative topics: under /bot2 for a simulator in the root namespace, in both topic modes
+    assert topic_names(lidar, "name") == {"scan": "bot2/lidar/scan"}
+    assert topic_names(lidar, "description") == {"scan": "bot2/scan"}  # the plugin's remapping ~/out:=scan
+    assert topic_names(camera, "name")["image"] == "bot2/camera/image_raw"
+    assert topic_names(camera, "description")["info"] == "bot2/camera/camera_info"
+    assert load_robot(bot).sensors[0].name == "lidar"  # the description itself is left alone
 
 
 @pytest.mark.parametrize("robots, match", [
@@ -89,8 +107,7 @@ def test_the_watchdog_stops_one_robot_of_the_group(tmp_path):
     members = read_robots_file(_file(tmp_path, [
         {"namespace": "a", "description": ARM, "base_pose": [0, -1, 0]},
         {"namespace": "b", "description": ARM, "base_pose": [0, 1, 0]}]))
-    with pytest.warns(UserWarning):
-        engine = PhysicsEngine(merge_robots(members, load_robot).model, timestep=1e-3)
+    engine = PhysicsEngine(merge_robots(members, load_robot).model, timestep=1e-3)
     engine.set_commands(["a/joint1", "b/joint1"], velocities=[0.2, 0.2])
     stopped = engine.stop_motion_commands([f"a/{j}" for j in members[0].joints])
     assert stopped == ["a/joint1"]

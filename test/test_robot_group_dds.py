@@ -148,3 +148,42 @@ def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processe
     bringup.proc.send_signal(signal.SIGINT)
     assert bringup.proc.wait(timeout=60) == 0, bringup.output()[-3000:]
     wait_for(lambda: not processes_with_marker(marker), 15, "every bringup process to be gone")
+
+
+def test_the_group_s_cameras_and_lasers_publish_under_each_robot_s_namespace(ros, processes, tmp_path):
+    """Two sensor_bots in one simulator: each one's lidar scans and camera images on /<ns>/..., in its prefixed
+    frames, and the camera's optical frame on /tf_static below the robot's prefixed link."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import CameraInfo, Image, LaserScan
+    from tf2_msgs.msg import TFMessage
+
+    robots = tmp_path / "bots.yaml"
+    bot = str(REPO / "urdf" / "sensor_bot.urdf")
+    robots.write_text(yaml.safe_dump({"robots": [{"namespace": "bot1", "description": bot},
+                                                 {"namespace": "bot2", "description": bot,
+                                                  "base_pose": [1.5, 0.0, 0.1, 0.0, 0.0, 3.14159]}]}))
+    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"robots:={robots}")
+    processes.append(sim)
+    sim.wait_for_output("robot group from", timeout=120)
+    node = ros.node("robot_group_sensors")
+    got: dict[str, list] = {}
+    for ns in ("bot1", "bot2"):
+        for topic, kind in (("lidar/scan", LaserScan), ("camera/image_raw", Image), ("camera/camera_info", CameraInfo)):
+            name = f"/{ns}/{topic}"
+            got[name] = []
+            node.create_subscription(kind, name, got[name].append, 10)
+    static: set[tuple[str, str]] = set()
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    node.create_subscription(TFMessage, "/tf_static", lambda m: static.update(
+        (t.header.frame_id, t.child_frame_id) for t in m.transforms), latched)
+    wait_for(lambda: all(got.values()), 60, "every robot's sensor topics")
+    for ns in ("bot1", "bot2"):
+        assert got[f"/{ns}/lidar/scan"][-1].header.frame_id == f"{ns}/base_scan"
+        assert got[f"/{ns}/camera/image_raw"][-1].header.frame_id == f"{ns}/camera_optical_frame"
+        assert got[f"/{ns}/camera/camera_info"][-1].width == 160
+    # they share one world: bot1's lidar sees bot2's base (raised 0.1 m into its scan plane) about 1.4 m ahead
+    scan = got["/bot1/lidar/scan"][-1]
+    assert 1.2 < scan.ranges[0] < 1.6, list(scan.ranges[:3])
+    wait_for(lambda: {("bot1/camera_link", "bot1/camera_optical_frame"), ("world", "bot2/base_link")} <= static, 30,
+             "the group's fixed frames on /tf_static")
+    assert not {"/lidar/scan", "/camera/image_raw"} & {name for name, _ in node.get_topic_names_and_types()}

@@ -47,7 +47,8 @@ A robot group (parameter ``robots``) runs in this one node, whose own services t
 (``arm1/joint1``, ``arm1/link2``: one world). Each robot also gets what a user of that robot alone knows, under its
 namespace: ``/<ns>/robot_description`` (its own description as written, latched, as robot_state_publisher gives
 it) and ``/<ns>/simulator/set_joint_state`` and ``/<ns>/simulator/apply_wrench`` taking its own joint and link
-names (``joint1``, ``link2``), the names a ``--namespace`` bringup's simulator answers to.
+names (``joint1``, ``link2``), the names a ``--namespace`` bringup's simulator answers to. Its cameras and lasers
+publish under its namespace (``/<ns>/<sensor>/image_raw``) in its prefixed frames (robot_core.model.robot_group).
 
 A reset sets simulated time back to 0, as Gazebo's reset does; /clock jumps backwards. While paused, clock,
 states and tf are repeated (same stamp) at ``status_rate``, so a controller manager or spawner started against a
