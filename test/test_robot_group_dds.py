@@ -151,8 +151,9 @@ def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processe
 
 
 def test_the_group_s_cameras_and_lasers_publish_under_each_robot_s_namespace(ros, processes, tmp_path):
-    """Two sensor_bots in one simulator: each one's lidar scans and camera images on /<ns>/..., in its prefixed
-    frames, and the camera's optical frame on /tf_static below the robot's prefixed link."""
+    """Two sensor_bots in one simulator: their lidar scans and camera images on /<ns>/..., in prefixed frames, the
+    camera's optical frame on /tf_static below the robot's prefixed link; sensors / sensor_rates take the prefixed
+    names."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import CameraInfo, Image, LaserScan
     from tf2_msgs.msg import TFMessage
@@ -162,16 +163,18 @@ def test_the_group_s_cameras_and_lasers_publish_under_each_robot_s_namespace(ros
     robots.write_text(yaml.safe_dump({"robots": [{"namespace": "bot1", "description": bot},
                                                  {"namespace": "bot2", "description": bot,
                                                   "base_pose": [1.5, 0.0, 0.1, 0.0, 0.0, 3.14159]}]}))
-    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"robots:={robots}")
+    # sensors and sensor_rates take the group's (prefixed) sensor names
+    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"robots:={robots}",
+                                     "-p", "sensors:=[bot1/lidar, bot1/camera, bot2/lidar]",
+                                     "-p", "sensor_rates.bot1/camera:=5.0")
     processes.append(sim)
     sim.wait_for_output("robot group from", timeout=120)
     node = ros.node("robot_group_sensors")
     got: dict[str, list] = {}
-    for ns in ("bot1", "bot2"):
-        for topic, kind in (("lidar/scan", LaserScan), ("camera/image_raw", Image), ("camera/camera_info", CameraInfo)):
-            name = f"/{ns}/{topic}"
-            got[name] = []
-            node.create_subscription(kind, name, got[name].append, 10)
+    for name, kind in (("/bot1/lidar/scan", LaserScan), ("/bot2/lidar/scan", LaserScan),
+                       ("/bot1/camera/image_raw", Image), ("/bot1/camera/camera_info", CameraInfo)):
+        got[name] = []
+        node.create_subscription(kind, name, got[name].append, 10)
     static: set[tuple[str, str]] = set()
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     node.create_subscription(TFMessage, "/tf_static", lambda m: static.update(
@@ -179,11 +182,13 @@ def test_the_group_s_cameras_and_lasers_publish_under_each_robot_s_namespace(ros
     wait_for(lambda: all(got.values()), 60, "every robot's sensor topics")
     for ns in ("bot1", "bot2"):
         assert got[f"/{ns}/lidar/scan"][-1].header.frame_id == f"{ns}/base_scan"
-        assert got[f"/{ns}/camera/image_raw"][-1].header.frame_id == f"{ns}/camera_optical_frame"
-        assert got[f"/{ns}/camera/camera_info"][-1].width == 160
+    assert got["/bot1/camera/image_raw"][-1].header.frame_id == "bot1/camera_optical_frame"
+    assert got["/bot1/camera/camera_info"][-1].width == 160
+    assert "camera 'bot1/camera' 160x120 rgb+depth at 5 Hz on bot1/camera/image_raw" in sim.output()
     # they share one world: bot1's lidar sees bot2's base (raised 0.1 m into its scan plane) about 1.4 m ahead
     scan = got["/bot1/lidar/scan"][-1]
     assert 1.2 < scan.ranges[0] < 1.6, list(scan.ranges[:3])
     wait_for(lambda: {("bot1/camera_link", "bot1/camera_optical_frame"), ("world", "bot2/base_link")} <= static, 30,
              "the group's fixed frames on /tf_static")
-    assert not {"/lidar/scan", "/camera/image_raw"} & {name for name, _ in node.get_topic_names_and_types()}
+    topics = {name for name, _ in node.get_topic_names_and_types()}
+    assert not {"/lidar/scan", "/camera/image_raw", "/bot2/camera/image_raw"} & topics  # bot2's camera not chosen
