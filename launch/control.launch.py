@@ -14,4 +14,4 @@ from robot_core.bringup.launch import control_part, launch_description
 
 def generate_launch_description():
     return launch_description(control_part, ("robot", "controllers", "mode", "use_sim_time", "simulator_config",
-                                                     "namespace"))
+                                                     "namespace", "robots"))

@@ -10,4 +10,4 @@ from robot_core.bringup.launch import launch_description, rbc_part
 
 
 def generate_launch_description():
-    return launch_description(rbc_part, ("robot", "rbc_config", "use_sim_time", "mode", "rbc", "namespace"))
+    return launch_description(rbc_part, ("robot", "rbc_config", "use_sim_time", "mode", "rbc", "namespace", "robots"))

@@ -12,4 +12,5 @@ from robot_core.bringup.launch import launch_description, sim_part
 
 
 def generate_launch_description():
-    return launch_description(sim_part, ("robot", "simulator_config", "headless", "mode", "world", "namespace"))
+    return launch_description(sim_part, ("robot", "simulator_config", "headless", "mode", "world", "namespace",
+                                          "robots"))

@@ -42,6 +42,7 @@ def test_topic_mode_under_a_namespace_puts_every_node_there_and_prefixes_frames(
     assert ("/robot_joint_states", "/arm1/robot_joint_states") in rbc.remappings
     assert ("/forward_position_controller/commands", "/arm1/forward_position_controller/commands") in rbc.remappings
     assert rbc.namespace == "/arm1" and ("/clock", "/arm1/clock") in rbc.remappings
+    assert rbc.parameters["frame_prefix"] == "arm1/"  # its contact frames and wrenches as the robot's tf names them
     for spec in (sim, cm):
         args = spec.ros_arguments()
         assert args[:3] == ["--ros-args", "-r", "__ns:=/arm1"]

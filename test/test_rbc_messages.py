@@ -10,6 +10,7 @@ import pytest
 from sensor_msgs.msg import JointState
 
 from robot_core.model import load_robot
+from robot_core.physics.frame_prefix import FramePrefix
 from robot_core.rbc.coupler import Coupler
 from robot_core.rbc.errors import RbcGoalError
 from robot_core.rbc.rotations import quat_xyzw_to_matrix
@@ -132,6 +133,11 @@ def test_derived_contact_data_to_tf_and_wrenches():
     fc = out.wrench_contact.wrench.force
     np.testing.assert_allclose(r @ [fc.x, fc.y, fc.z], w[:3], atol=1e-12)
     assert derived_messages({"stale_joints": ["joint1"]}, stamp).transform is None  # nothing to publish
+    # under a namespace the robot's frames carry its prefix, as the robot's own tf (FramePrefix)
+    out = derived_messages({"contact_pose": pose, "frame_id": "F", "base_link": "base_link", "wrench": w,
+                            "wrench_in_contact_frame": w}, stamp, FramePrefix("arm1/"))
+    assert (out.transform.header.frame_id, out.transform.child_frame_id) == ("arm1/base_link", "arm1/F")
+    assert (out.wrench_base.header.frame_id, out.wrench_contact.header.frame_id) == ("arm1/base_link", "arm1/F")
 
 
 def test_apply_wrench_request_and_json():

@@ -8,6 +8,12 @@ import pytest
 import yaml
 from ros_harness import REPO
 
+from robot_core.bringup.plan import (
+    BringupConfigError,
+    BringupOptions,
+    make_plans,
+    with_namespaced_parameter_files,
+)
 from robot_core.model import RobotModelError, load_robot
 from robot_core.model.robot_group import merge_robots, read_robots_file
 from robot_core.physics.engine import PhysicsEngine
@@ -29,9 +35,9 @@ def test_two_arms_become_one_model_with_prefixed_names(tmp_path):
     assert members[0].joint_states_topic == "/arm1/robot_joint_states"
     assert members[1].joint_states_topic == "/custom/states"
     assert members[1].joint_commands_topic == "/arm2/robot_joint_commands"
-    with pytest.warns(UserWarning, match="scene_camera"):
-        group = merge_robots(members, load_robot)
+    group = merge_robots(members, load_robot)
     model = group.model
+    assert [g.name for g in model.sensors] == ["arm1/scene_camera", "arm2/scene_camera"]
     assert model.root_link == "world"
     assert {"arm1/joint1", "arm2/joint1", "arm1/base_joint"} <= set(model.joints)
     assert members[0].joints[:2] == ["joint1", "joint2"]
@@ -48,8 +54,7 @@ def test_robots_in_one_world_touch_each_other(tmp_path):
     members = read_robots_file(_file(tmp_path, [
         {"namespace": "a", "description": ARM, "base_pose": [0, 0, 0]},
         {"namespace": "b", "description": ARM, "base_pose": [0.3, 0, 0, 0, 0, 3.14159]}]))
-    with pytest.warns(UserWarning):
-        model = merge_robots(members, load_robot).model
+    model = merge_robots(members, load_robot).model
     engine = PhysicsEngine(model, timestep=1e-3, initial_positions={f"{ns}/joint2": 0.0 for ns in "ab"})
     assert not [c for c in engine.contacts() if {c.body1[:2], c.body2[:2]} == {"a/", "b/"}]
     between = []
@@ -62,6 +67,25 @@ def test_robots_in_one_world_touch_each_other(tmp_path):
     assert between, "the two arms never touched"
 
 
+def test_the_robots_cameras_and_lasers_come_along_under_their_prefix(tmp_path):
+    from robot_core.ros.sim_sensors import camera_frame_id, laser_frame_id, topic_names
+
+    bot = str(REPO / "urdf" / "sensor_bot.urdf")
+    members = read_robots_file(_file(tmp_path, [{"namespace": "bot1", "description": bot},
+                                                {"namespace": "bot2", "description": bot, "base_pose": [2, 0, 0]}]))
+    sensors = {s.name: s for s in merge_robots(members, load_robot).model.sensors}
+    assert set(sensors) == {"bot1/lidar", "bot1/camera", "bot2/lidar", "bot2/camera"}
+    lidar, camera = sensors["bot2/lidar"], sensors["bot2/camera"]
+    assert (lidar.link, laser_frame_id(lidar)) == ("bot2/base_scan", "bot2/base_scan")
+    assert (camera.link, camera_frame_id(camera)) == ("bot2/camera_link", "bot2/camera_optical_frame")
+    # relative topics: under /bot2 for a simulator in the root namespace, in both topic modes
+    assert topic_names(lidar, "name") == {"scan": "bot2/lidar/scan"}
+    assert topic_names(lidar, "description") == {"scan": "bot2/scan"}  # the plugin's remapping ~/out:=scan
+    assert topic_names(camera, "name")["image"] == "bot2/camera/image_raw"
+    assert topic_names(camera, "description")["info"] == "bot2/camera/camera_info"
+    assert load_robot(bot).sensors[0].name == "lidar"  # the description itself is left alone
+
+
 @pytest.mark.parametrize("robots, match", [
     ([], "non-empty 'robots:'"),
     ([{"namespace": "1arm", "description": ARM}], "namespace '1arm'"),
@@ -69,6 +93,7 @@ def test_robots_in_one_world_touch_each_other(tmp_path):
     ([{"namespace": "a"}], "description"),
     ([{"namespace": "a", "description": ARM, "base_pose": [0, 1]}], "base_pose"),
     ([{"namespace": "a", "description": ARM, "colour": "red"}], "unknown keys"),
+    ([{"namespace": "a", "description": ARM, "controllers": ["c.yaml"]}], "controllers must be a file name"),
 ])
 def test_a_bad_robots_file_names_file_and_entry(tmp_path, robots, match):
     path = _file(tmp_path, robots)
@@ -82,8 +107,7 @@ def test_the_watchdog_stops_one_robot_of_the_group(tmp_path):
     members = read_robots_file(_file(tmp_path, [
         {"namespace": "a", "description": ARM, "base_pose": [0, -1, 0]},
         {"namespace": "b", "description": ARM, "base_pose": [0, 1, 0]}]))
-    with pytest.warns(UserWarning):
-        engine = PhysicsEngine(merge_robots(members, load_robot).model, timestep=1e-3)
+    engine = PhysicsEngine(merge_robots(members, load_robot).model, timestep=1e-3)
     engine.set_commands(["a/joint1", "b/joint1"], velocities=[0.2, 0.2])
     stopped = engine.stop_motion_commands([f"a/{j}" for j in members[0].joints])
     assert stopped == ["a/joint1"]
@@ -91,3 +115,58 @@ def test_the_watchdog_stops_one_robot_of_the_group(tmp_path):
         engine.step()
     velocity = dict(zip(engine.joint_names, engine.velocities(), strict=True))
     assert abs(velocity["a/joint1"]) < 0.01 and velocity["b/joint1"] == pytest.approx(0.2, abs=0.02)
+
+
+# --- robot-core bringup --robots: the plans of a group (robot_core.bringup.plan.make_plans) ----------------------
+def test_a_group_bringup_runs_one_simulator_and_per_robot_a_namespaced_manager_and_rbc(tmp_path):
+    robots = REPO / "config" / "robots_two_arms.yaml"
+    plans = make_plans(BringupOptions.create(robots=robots))
+    assert [p.options.namespace for p in plans] == ["/arm1", "/arm2"]
+    sim = plans[0].simulator
+    assert sim is not None and plans[1].simulator is None
+    assert sim.namespace == "" and sim.parameters["robots"] == str(robots) and not sim.remappings
+    assert "urdf_path" not in sim.parameters and "frame_prefix" not in sim.parameters  # the group prefixes itself
+    for plan in plans:
+        ns, cm = plan.options.namespace, plan.controller_manager
+        assert cm.namespace == ns and cm.parameters["robot_description_file"] == str(REPO / "urdf" / "rc_arm.urdf")
+        assert cm.parameters["publish_robot_description"] is False  # the simulator publishes /<ns>/robot_description
+        assert not cm.remappings and plan.options.clock_topic == "/clock"  # one simulator: one shared time
+        assert plan.options.controllers == REPO / "config" / "controllers.yaml"
+        assert plan.options.manager == f"{ns}/controller_manager" and plan.spawns
+        assert plan.raw_states_topic() == f"{ns}/robot_joint_states"
+        assert plan.rbc is not None and plan.rbc.namespace == ns
+        assert ("/robot_joint_states", f"{ns}/robot_joint_states") in plan.rbc.remappings
+        assert not [r for r in plan.rbc.remappings if r[0] == "/clock"]
+    # each manager's parameter file is moved under its namespace; the simulator's stays in the root namespace
+    moved = [with_namespaced_parameter_files(p, tmp_path) for p in plans]
+    assert moved[0].simulator is not None and moved[0].simulator.param_files == sim.param_files
+    keys = [set(yaml.safe_load(m.controller_manager.param_files[0].read_text())) for m in moved]
+    assert "/arm1/controller_manager" in keys[0] and "/arm2/controller_manager" in keys[1]
+
+
+def test_a_group_entry_names_its_own_controllers_and_topics(tmp_path):
+    controllers = tmp_path / "mine.yaml"
+    controllers.write_text((REPO / "config" / "controllers.yaml").read_text())
+    path = _file(tmp_path, [{"namespace": "a", "description": ARM, "controllers": "mine.yaml",
+                             "joint_states_topic": "/custom/states"}, {"namespace": "b", "description": ARM}])
+    a, b = make_plans(BringupOptions.create(robots=path, controllers=REPO / "config" / "controllers.yaml"))
+    assert a.options.controllers == controllers and a.raw_states_topic() == "/custom/states"
+    assert b.options.controllers == REPO / "config" / "controllers.yaml"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"mode": "embedded"}, "needs mode topic"),
+    ({"namespace": "arm1"}, "namespace comes from the file"),
+])
+def test_a_group_bringup_refuses_what_it_cannot_do(kwargs, match):
+    with pytest.raises(BringupConfigError, match=match):
+        BringupOptions.create(robots=REPO / "config" / "robots_two_arms.yaml", **kwargs)
+
+
+def test_a_bad_robots_file_stops_the_bringup_naming_it(tmp_path):
+    path = _file(tmp_path, [{"namespace": "a", "description": str(tmp_path / "missing.urdf")}])
+    with pytest.raises(BringupConfigError, match="description of robot 'a'"):
+        make_plans(BringupOptions.create(robots=path))
+    path = _file(tmp_path, [{"namespace": "a", "description": ARM, "colour": "red"}])
+    with pytest.raises(BringupConfigError, match=r"robots\.yaml.*unknown keys"):
+        make_plans(BringupOptions.create(robots=path))

@@ -1,14 +1,20 @@
-"""Many robots in one simulator: a robots file puts two rc_arms into one MuJoCo world (robot_core.model.robot_group),
-each with its namespace, base pose and topic pair; two controller managers (`-r __ns:=/arm1`, `/arm2`) drive them
-through their own topics, and both follow a trajectory goal sent at the same moment."""
+"""Many robots in one simulator, brought up from a robots file: `robot-core bringup --robots FILE` runs one simulator
+holding two rc_arms (robot_core.model.robot_group) and, per arm, its controller manager and spawners (its entry's
+controllers YAML) and RBC under its namespace; both arms follow a trajectory goal sent at the same moment. Each
+robot's own description is latched on /<ns>/robot_description, the simulator's per-robot services take its own
+names, and an RBC reacher's contact frame and wrench carry the robot's frame prefix."""
 
 from __future__ import annotations
+
+import signal
+import uuid
 
 import pytest
 import yaml
 from ros_harness import REPO, NodeProcess, wait_for, wait_future
 
-from robot_core.bringup.plan import namespaced_parameters
+from robot_core.bringup.run import READY_PREFIX, rbc_available
+from robot_core.bringup.supervisor import MARKER_ENV, processes_with_marker
 
 pytest.importorskip("rclpy")
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -16,42 +22,48 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 TARGETS = {"arm1": 0.3, "arm2": -0.25}
 
 
-def test_two_arms_in_one_simulator_follow_goals_at_the_same_time(ros, processes, tmp_path):
+def _files(tmp_path):
+    """A robots file whose entries name a lean controllers YAML (broadcaster and JTC only: fewer spawner runs)."""
+    controllers = yaml.safe_load((REPO / "config" / "controllers.yaml").read_text())
+    controllers["robot_core_bringup"] = {"ros__parameters": {
+        "active_controllers": ["joint_state_broadcaster", "joint_trajectory_controller"], "inactive_controllers": []}}
+    (tmp_path / "lean_controllers.yaml").write_text(yaml.safe_dump(controllers))
+    robots = tmp_path / "robots.yaml"
+    robots.write_text(yaml.safe_dump({"robots": [
+        {"namespace": "arm1", "description": str(REPO / "urdf" / "rc_arm.urdf"), "base_pose": [0.0, -0.6, 0.0],
+         "controllers": "lean_controllers.yaml"},
+        {"namespace": "arm2", "description": str(REPO / "urdf" / "rc_arm.urdf"),
+         "base_pose": [0.0, 0.6, 0.0, 0.0, 0.0, 3.14159], "controllers": "lean_controllers.yaml"}]}))
+    return robots
+
+
+def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processes, tmp_path):
     from builtin_interfaces.msg import Duration
     from control_msgs.action import FollowJointTrajectory
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from robot_core_interfaces.srv import ApplyWrench, SetJointState
     from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
     from tf2_msgs.msg import TFMessage
     from trajectory_msgs.msg import JointTrajectoryPoint
 
     from robot_core.ros.action_client import ActionClient
 
-    robots = tmp_path / "robots.yaml"
-    robots.write_text(yaml.safe_dump({"robots": [
-        {"namespace": "arm1", "description": str(REPO / "urdf" / "rc_arm.urdf"), "base_pose": [0.0, -0.6, 0.0]},
-        {"namespace": "arm2", "description": str(REPO / "urdf" / "rc_arm.urdf"),
-         "base_pose": [0.0, 0.6, 0.0, 0.0, 0.0, 3.14159]}]}))
-    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"robots:={robots}", "-p", "cameras:=false")
-    processes.append(sim)
-    sim.wait_for_output("robot group from", timeout=120)
-    controllers = yaml.safe_load((REPO / "config" / "controllers.yaml").read_text())
-    for ns in TARGETS:
-        params = tmp_path / f"{ns}_controllers.yaml"
-        params.write_text(yaml.safe_dump(namespaced_parameters(controllers, f"/{ns}")))
-        processes.append(NodeProcess.console_script(
-            "controller_manager", "--ros-args", "-r", f"__ns:=/{ns}", "--params-file", str(params),
-            "-p", f"robot_description_file:={REPO / 'urdf' / 'rc_arm.urdf'}", "-p", "hardware_mode:=topic",
-            "-p", "use_sim_time:=true", "-p", "publish_robot_description:=false"))
-    spawners = [NodeProcess.console_script("spawner", "joint_state_broadcaster", "joint_trajectory_controller",
-                                           "-c", f"/{ns}/controller_manager", "--controller-manager-timeout", "120")
-                for ns in TARGETS]
-    processes.extend(spawners)
-    for spawner in spawners:
-        assert spawner.proc.wait(timeout=180) == 0, spawner.output()[-3000:]
+    marker = f"test-robot-group-{uuid.uuid4().hex}"
+    bringup = NodeProcess.console_script("robot-core", "bringup", "--robots", str(_files(tmp_path)), "--headless",
+                                         env={MARKER_ENV: marker}, cwd=REPO)
+    processes.append(bringup)
+    bringup.wait_for_output(READY_PREFIX, timeout=240)
+    assert "arm1/joint_trajectory_controller" in bringup.output() and "arm2.controller_manager" in bringup.output()
 
     node = ros.node("robot_group_client")
     seen: dict[str, list[JointState]] = {ns: [] for ns in TARGETS}
+    descriptions: dict[str, list[str]] = {ns: [] for ns in TARGETS}
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     for ns in TARGETS:
         node.create_subscription(JointState, f"/{ns}/joint_states", seen[ns].append, 10)
+        node.create_subscription(String, f"/{ns}/robot_description", lambda m, ns=ns: descriptions[ns].append(m.data),
+                                 latched)
     frames: set[tuple[str, str]] = set()
     node.create_subscription(TFMessage, "/tf", lambda m: frames.update(
         (t.header.frame_id, t.child_frame_id) for t in m.transforms), 50)
@@ -60,30 +72,123 @@ def test_two_arms_in_one_simulator_follow_goals_at_the_same_time(ros, processes,
     assert sorted(seen["arm1"][-1].name) == sorted(seen["arm2"][-1].name) and "joint1" in seen["arm1"][-1].name
     wait_for(lambda: {("arm1/base_link", "arm1/link1"), ("arm2/base_link", "arm2/link1")} <= frames, 30,
              "both robots' frames on /tf")
+    # each robot's own description (its names as written; the frame prefix is tf's business), latched
+    wait_for(lambda: all(descriptions.values()), 30, "/<ns>/robot_description of both")
+    for text in (descriptions["arm1"][0], descriptions["arm2"][0]):
+        assert '<joint name="joint1"' in text and "arm1/" not in text and "arm2/" not in text
     topics = {name for name, _ in node.get_topic_names_and_types()}
-    assert not {"/robot_joint_states", "/robot_joint_commands"} & topics
+    assert not {"/robot_joint_states", "/robot_joint_commands", "/robot_description", "/joint_states"} & topics
+    assert not [i for i in node.get_publishers_info_by_topic("/clock") if i.node_name != "simulator"]
 
     def joint1(ns: str) -> float:
         msg = seen[ns][-1]
         return msg.position[list(msg.name).index("joint1")]
 
     targets = {ns: joint1(ns) + delta for ns, delta in TARGETS.items()}
-    handles = {}
-    for ns in TARGETS:
-        client = ActionClient(node, FollowJointTrajectory, f"/{ns}/joint_trajectory_controller/follow_joint_trajectory")
+    clients = {ns: ActionClient(node, FollowJointTrajectory, f"/{ns}/joint_trajectory_controller/"
+                                "follow_joint_trajectory") for ns in TARGETS}
+    for client in clients.values():
         assert client.wait_for_server(timeout_sec=30)
+    sent = {}
+    for ns, client in clients.items():
         goal = FollowJointTrajectory.Goal()
         goal.trajectory.joint_names = ["joint1"]
         goal.trajectory.points = [JointTrajectoryPoint(positions=[targets[ns]], time_from_start=Duration(sec=2))]
-        handles[ns] = client.send_goal_async(goal)
-    results = {}
-    for ns, future in handles.items():
-        handle = wait_future(future, 30, f"{ns} goal acceptance")
-        assert handle.accepted
-        results[ns] = handle.get_result_async()
+        sent[ns] = client.send_goal_async(goal)
+    handles = {ns: wait_future(f, 30, f"{ns} goal acceptance") for ns, f in sent.items()}
+    assert all(h.accepted for h in handles.values())
+    results = {ns: h.get_result_async() for ns, h in handles.items()}
     for ns, future in results.items():
         result = wait_future(future, 90, f"{ns} result").result
         assert result.error_code == FollowJointTrajectory.Result.SUCCESSFUL, (ns, result.error_string)
     for ns in TARGETS:
         wait_for(lambda ns=ns: abs(joint1(ns) - targets[ns]) < 0.03, 15, f"{ns} joint1 at its own goal")
     assert abs(targets["arm1"] - targets["arm2"]) > 0.3  # different goals, each reached by its own arm
+
+    # the simulator's services of one robot, in that robot's own names (/<ns>/simulator/...)
+    setter = node.create_client(SetJointState, "/arm2/simulator/set_joint_state")
+    assert setter.wait_for_service(timeout_sec=30)
+    request = SetJointState.Request()
+    request.state.name, request.state.position = ["joint1"], [joint1("arm2")]
+    answer = wait_future(setter.call_async(request), 30)
+    assert answer.success, answer.message
+    request.state.name = ["no_such_joint"]
+    answer = wait_future(setter.call_async(request), 30)
+    assert not answer.success and "arm2/no_such_joint" in answer.message
+    wrench = node.create_client(ApplyWrench, "/arm1/simulator/apply_wrench")
+    assert wrench.wait_for_service(timeout_sec=30)
+    push = ApplyWrench.Request(link_name="link2")
+    push.wrench.force.z, push.duration.nanosec = 1.0, 100_000_000
+    answer = wait_future(wrench.call_async(push), 30)
+    assert answer.success and "arm1/link2" in answer.message, answer.message
+
+    if rbc_available():  # arm1's RBC: a TouchContact's contact frame on /tf and its wrench under arm1's prefix
+        from geometry_msgs.msg import WrenchStamped
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+        from robot_core_interfaces.srv import L2Control
+
+        l2 = node.create_client(L2Control, "/arm1/rbc/l2_ctrl")
+        assert l2.wait_for_service(timeout_sec=30)
+        created = wait_future(l2.call_async(L2Control.Request(cmd="create_re", data="TC", name="TC0")), 30)
+        assert created.success, created.message
+        params = node.create_client(SetParameters, "/arm1/TC0/set_parameters")
+        assert params.wait_for_service(timeout_sec=30)
+        set_ = wait_future(params.call_async(SetParameters.Request(parameters=[
+            Parameter("end_link", value="tcp").to_parameter_msg(),
+            Parameter("link", value="link7").to_parameter_msg()])), 30)
+        assert all(r.successful for r in set_.results), [r.reason for r in set_.results]
+        wrenches: list[WrenchStamped] = []
+        node.create_subscription(WrenchStamped, "/arm1/TC0/wrench_base", wrenches.append, 10)
+        wait_for(lambda: ("arm1/base_link", "arm1/TC0_contact") in frames, 30, "arm1's contact frame on /tf")
+        wait_for(lambda: wrenches, 30, "/arm1/TC0/wrench_base")
+        assert wrenches[-1].header.frame_id == "arm1/base_link"
+        assert not [f for f in frames if "TC0_contact" in f[1] and f[1] != "arm1/TC0_contact"]
+
+    bringup.proc.send_signal(signal.SIGINT)
+    assert bringup.proc.wait(timeout=60) == 0, bringup.output()[-3000:]
+    wait_for(lambda: not processes_with_marker(marker), 15, "every bringup process to be gone")
+
+
+def test_the_group_s_cameras_and_lasers_publish_under_each_robot_s_namespace(ros, processes, tmp_path):
+    """Two sensor_bots in one simulator: their lidar scans and camera images on /<ns>/..., in prefixed frames, the
+    camera's optical frame on /tf_static below the robot's prefixed link; sensors / sensor_rates take the prefixed
+    names."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import CameraInfo, Image, LaserScan
+    from tf2_msgs.msg import TFMessage
+
+    robots = tmp_path / "bots.yaml"
+    bot = str(REPO / "urdf" / "sensor_bot.urdf")
+    robots.write_text(yaml.safe_dump({"robots": [{"namespace": "bot1", "description": bot},
+                                                 {"namespace": "bot2", "description": bot,
+                                                  "base_pose": [1.5, 0.0, 0.1, 0.0, 0.0, 3.14159]}]}))
+    # sensors and sensor_rates take the group's (prefixed) sensor names
+    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"robots:={robots}",
+                                     "-p", "sensors:=[bot1/lidar, bot1/camera, bot2/lidar]",
+                                     "-p", "sensor_rates.bot1/camera:=5.0")
+    processes.append(sim)
+    sim.wait_for_output("robot group from", timeout=120)
+    node = ros.node("robot_group_sensors")
+    got: dict[str, list] = {}
+    for name, kind in (("/bot1/lidar/scan", LaserScan), ("/bot2/lidar/scan", LaserScan),
+                       ("/bot1/camera/image_raw", Image), ("/bot1/camera/camera_info", CameraInfo)):
+        got[name] = []
+        node.create_subscription(kind, name, got[name].append, 10)
+    static: set[tuple[str, str]] = set()
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    node.create_subscription(TFMessage, "/tf_static", lambda m: static.update(
+        (t.header.frame_id, t.child_frame_id) for t in m.transforms), latched)
+    wait_for(lambda: all(got.values()), 60, "every robot's sensor topics")
+    for ns in ("bot1", "bot2"):
+        assert got[f"/{ns}/lidar/scan"][-1].header.frame_id == f"{ns}/base_scan"
+    assert got["/bot1/camera/image_raw"][-1].header.frame_id == "bot1/camera_optical_frame"
+    assert got["/bot1/camera/camera_info"][-1].width == 160
+    assert "camera 'bot1/camera' 160x120 rgb+depth at 5 Hz on bot1/camera/image_raw" in sim.output()
+    # they share one world: bot1's lidar sees bot2's base (raised 0.1 m into its scan plane) about 1.4 m ahead
+    scan = got["/bot1/lidar/scan"][-1]
+    assert 1.2 < scan.ranges[0] < 1.6, list(scan.ranges[:3])
+    wait_for(lambda: {("bot1/camera_link", "bot1/camera_optical_frame"), ("world", "bot2/base_link")} <= static, 30,
+             "the group's fixed frames on /tf_static")
+    topics = {name for name, _ in node.get_topic_names_and_types()}
+    assert not {"/lidar/scan", "/camera/image_raw", "/bot2/camera/image_raw"} & topics  # bot2's camera not chosen

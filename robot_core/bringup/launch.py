@@ -3,7 +3,9 @@
 Imported only by launch files (it needs ``launch`` and ``launch_ros``, which a ROS 2 installation has and the
 PyPI wheels do not). Every launch file declares the same arguments and builds the same
 :class:`robot_core.bringup.plan.BringupPlan` that ``robot-core bringup`` uses, then keeps its own part of it,
-so the launch files and the embedded bringup cannot drift apart.
+so the launch files and the embedded bringup cannot drift apart. With ``robots:=FILE`` the plans are those of a
+robot group (one per robot, the group's simulator in the first; :func:`robot_core.bringup.plan.make_plans`) and each
+part is taken from every plan.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from robot_core.bringup.plan import (
     BringupPlan,
     NodeSpec,
     executable,
-    make_plan,
+    make_plans,
     package_executable,
     package_prefix,
     robot_urdf_text,
@@ -54,6 +56,8 @@ ARGUMENTS: dict[str, tuple[str, str]] = {
     "namespace": ("", "run every node of this robot under this namespace (its topics, services, actions, "
                       "<ns>/controller_manager); tf frames get the prefix <ns>/, /clock becomes <ns>/clock "
                       "(doc/namespaces.md); empty: the root namespace"),
+    "robots": ("", "a robots file (doc/namespaces.md#several-robots-in-one-simulator): one simulator for the group "
+                   "and per robot its controller manager, spawners and RBC under its namespace; replaces robot"),
 }
 # Spawners wait this long (wall seconds) for the controller manager's services.
 MANAGER_TIMEOUT = 60.0
@@ -63,18 +67,19 @@ def declare_arguments(names: tuple[str, ...] = tuple(ARGUMENTS)) -> list[Declare
     return [DeclareLaunchArgument(n, default_value=ARGUMENTS[n][0], description=ARGUMENTS[n][1]) for n in names]
 
 
-def plan_from_context(context: LaunchContext) -> BringupPlan:
+def plans_from_context(context: LaunchContext) -> list[BringupPlan]:
     def arg(name: str) -> str:
         return LaunchConfiguration(name, default=ARGUMENTS[name][0]).perform(context)
 
-    plan = make_plan(BringupOptions.create(
+    plans = make_plans(BringupOptions.create(
         robot=arg("robot"), controllers=arg("controllers"), mode=arg("mode"), use_sim_time=arg("use_sim_time"),
         rbc=arg("rbc"), headless=arg("headless"), simulator_config=arg("simulator_config"),
-        rbc_config=arg("rbc_config"), world=arg("world"), namespace=arg("namespace")))
-    if not plan.options.namespace:
-        return plan
+        rbc_config=arg("rbc_config"), world=arg("world"), namespace=arg("namespace"), robots=arg("robots")))
+    if not any(plan.options.namespace for plan in plans):
+        return plans
     # rcl applies a file's `controller_manager:` section in the root namespace only: copies keyed /<ns>/<node>
-    return with_namespaced_parameter_files(plan, Path(tempfile.mkdtemp(prefix="robot_core_launch_")))
+    directory = Path(tempfile.mkdtemp(prefix="robot_core_launch_"))
+    return [with_namespaced_parameter_files(plan, directory) for plan in plans]
 
 
 def _package_has(package: str, executable: str = "") -> bool:
@@ -134,11 +139,19 @@ def launch_description(part: Callable[[BringupPlan], list[Any]],
                        arguments: tuple[str, ...] = tuple(ARGUMENTS)) -> LaunchDescription:
     """Declared arguments + the actions ``part`` picks from the plan, evaluated when the launch runs."""
     return LaunchDescription([*declare_arguments(arguments),
-                              OpaqueFunction(function=lambda context: part(plan_from_context(context)))])
+                              OpaqueFunction(function=lambda context: [
+                                  action for plan in plans_from_context(context) for action in part(plan)])])
 
 
 # --- the parts each launch file starts ------------------------------------------------------------------------
+def _leads(plan: BringupPlan) -> bool:
+    """The plan that starts the shared parts: the only one, or the robot group's first (holding the simulator)."""
+    return plan.options.robots is None or plan.simulator is not None
+
+
 def sim_part(plan: BringupPlan) -> list[Any]:
+    if plan.simulator is None and plan.options.robots is not None:
+        return []  # another robot of the group: the group's simulator is started with the first
     if plan.simulator is None:
         return [LogInfo(msg="mode:=embedded: the simulator runs inside the controller manager (control.launch.py)")]
     return [node_action(plan.simulator), *viewer_actions(plan, embedded_state_publisher=False)]
@@ -159,4 +172,4 @@ def bringup_part(plan: BringupPlan) -> list[Any]:
         plan.with_state_publisher()
     sim = [node_action(plan.simulator)] if plan.simulator is not None else []
     rbc = [node_action(plan.rbc)] if plan.rbc is not None else []
-    return [*sim, *control_part(plan), *rbc, *viewer_actions(plan)]
+    return [*sim, *control_part(plan), *rbc, *(viewer_actions(plan) if _leads(plan) else [])]

@@ -23,6 +23,11 @@ upstream ros2_control), so its relative topics, services and actions do too; the
 ``arm1/`` (``frame_prefix``) and, since each such bringup runs its own simulated time, ``/clock`` is remapped to
 ``/arm1/clock`` for the nodes that make or follow it; the absolute topics of the ``<rbc>`` tags are remapped into
 the namespace for the RBC (doc/namespaces.md).
+
+With a robots file (``--robots FILE``, ``robots:=FILE``; :func:`make_plans`) one plan per robot of the group: the
+group's one simulator (parameter ``robots``, in the root namespace, publishing ``/clock`` for all) rides in the
+first plan, and each plan runs that robot's controller manager (+ spawners of its own controllers YAML) and RBC
+under the robot's namespace, as a ``--namespace`` bringup does but on the shared ``/clock``.
 """
 
 from __future__ import annotations
@@ -240,6 +245,7 @@ class BringupOptions:
     world: Path | None = None  # a world file for the simulator (doc/world.md); None: the robot alone
     package_dirs: tuple[Path, ...] = ()  # extra package:// roots every node loading the robot gets (a named robot's)
     namespace: str = ""  # "/arm1": every node under it, frames prefixed, /clock -> /arm1/clock
+    robots: Path | None = None  # a robots file: one simulator for the group, one plan per robot (make_plans)
 
     @property
     def frame_prefix(self) -> str:
@@ -248,8 +254,9 @@ class BringupOptions:
 
     @property
     def clock_topic(self) -> str:
-        """Where this graph's simulated time goes: ``/clock``, or ``/arm1/clock`` under a namespace."""
-        return in_namespace(self.namespace, "clock") if self.namespace else CLOCK_TOPIC
+        """Where this graph's simulated time goes: ``/clock``, or ``/arm1/clock`` under a namespace (a robot group
+        shares its simulator's ``/clock``)."""
+        return in_namespace(self.namespace, "clock") if self.namespace and self.robots is None else CLOCK_TOPIC
 
     def name(self, relative: str) -> str:
         """A relative topic, service or node name of this graph as an absolute one."""
@@ -265,11 +272,17 @@ class BringupOptions:
                use_sim_time: bool | str = True, rbc: bool | str = True, headless: bool | str = True,
                simulator_config: str | Path | None = None, rbc_config: str | Path | None = None,
                spawn: bool | str = True, world: str | Path | None = None,
-               namespace: str | None = None) -> BringupOptions:
+               namespace: str | None = None, robots: str | Path | None = None) -> BringupOptions:
         """Options from user input (launch argument strings or CLI values), files resolved and checked."""
         mode = str(mode).strip().lower()
         if mode not in MODES:
             raise BringupConfigError(f"mode must be one of {', '.join(MODES)}, got '{mode}'")
+        if robots and mode != "topic":
+            raise BringupConfigError(f"robots file '{robots}': a robot group runs in one simulator, which needs mode "
+                                     f"topic (got '{mode}')")
+        if robots and normalize_namespace(namespace):
+            raise BringupConfigError(f"robots file '{robots}': each robot's namespace comes from the file; do not "
+                                     f"give a namespace ('{namespace}') as well")
         named = named_robot(str(robot)) if robot else None
         package_dirs: tuple[Path, ...] = ()
         if named is not None:
@@ -282,7 +295,8 @@ class BringupOptions:
                    simulator_config=resolve_file(simulator_config or SIMULATOR_CONFIG, "simulator YAML"),
                    rbc_config=resolve_file(rbc_config or RBC_CONFIG, "rbc YAML"), spawn=as_bool(spawn, "spawn"),
                    world=resolve_file(world, "world file") if world else None, package_dirs=package_dirs,
-                   namespace=normalize_namespace(namespace))
+                   namespace=normalize_namespace(namespace),
+                   robots=resolve_file(robots, "robots file") if robots else None)
 
 
 @dataclass
@@ -292,6 +306,11 @@ class BringupPlan:
     controller_manager: NodeSpec
     rbc: NodeSpec | None
     spawns: list[SpawnStep]
+    states_topic: str = ""  # where the simulator publishes this robot's raw states; '' -> robot_joint_states
+
+    def raw_states_topic(self) -> str:
+        """The absolute topic of this robot's raw joint states from the simulator (topic mode)."""
+        return self.states_topic or self.options.name(RAW_STATES_TOPIC)
 
     def nodes(self) -> list[NodeSpec]:
         return [n for n in (self.simulator, self.controller_manager, self.rbc) if n is not None]
@@ -389,12 +408,14 @@ def make_plan(options: BringupOptions) -> BringupPlan:
     sim_time = {"use_sim_time": o.use_sim_time}
     ns = o.namespace
     prefix = {"frame_prefix": o.frame_prefix} if ns else {}
-    clock = ((CLOCK_TOPIC, o.clock_topic),) if ns else ()
+    clock = ((CLOCK_TOPIC, o.clock_topic),) if o.clock_topic != CLOCK_TOPIC else ()
     simulator = None
     packages = {"package_dirs": [str(d) for d in o.package_dirs]} if o.package_dirs else {}
     cm_params: dict[str, Any] = {"robot_description_file": str(o.robot), "hardware_mode": o.mode, **sim_time,
                                  **packages}
-    if o.mode == "topic":
+    if o.mode == "topic" and o.robots is not None:  # one of a group: the group's simulator is make_plans'
+        cm_params["publish_robot_description"] = False  # the simulator publishes /<ns>/robot_description
+    elif o.mode == "topic":
         assert o.simulator_config is not None
         cm_params["publish_robot_description"] = False  # the simulator publishes it
         sim_params = {"urdf_path": str(o.robot), **({"world": str(o.world)} if o.world else {}), **packages, **prefix}
@@ -421,8 +442,40 @@ def make_plan(options: BringupOptions) -> BringupPlan:
             taken = {src for src, _ in remap}
             remap += tuple((t, ns + t) for t in rbc_topics(o.robot) if t not in taken) + clock
         rbc = NodeSpec("rbc", "rbc", (o.rbc_config,) if o.rbc_config else (),
-                       {"urdf_path": str(o.robot), **sim_time, **packages}, remap, namespace=ns)
+                       {"urdf_path": str(o.robot), **sim_time, **packages, **prefix}, remap, namespace=ns)
     return BringupPlan(o, simulator, cm, rbc, spawn_plan(o.controllers) if o.spawn else [])
+
+
+def make_plans(options: BringupOptions) -> list[BringupPlan]:
+    """The plans of ``options``: one, or with a robots file one per robot of the group (see the module docstring).
+
+    Each robot's entry gives its ``description`` and, optionally, its ``controllers`` YAML (default: the options'
+    controllers); the group's simulator runs in the first plan with the options' simulator YAML and world."""
+    o = options
+    if o.robots is None:
+        return [make_plan(o)]
+    from robot_core.model.robot_group import read_robots_file
+    from robot_core.model.robot_model import RobotModelError
+
+    try:
+        members = read_robots_file(o.robots)
+    except RobotModelError as exc:
+        raise BringupConfigError(str(exc)) from None
+    plans = []
+    for m in members:
+        controllers = resolve_file(m.controllers, f"controllers YAML of robot '{m.namespace}' in {o.robots}") \
+            if m.controllers else o.controllers
+        member = replace(o, robot=resolve_file(m.description, f"description of robot '{m.namespace}' in {o.robots}"),
+                         controllers=controllers, namespace=normalize_namespace(m.namespace))
+        plan = make_plan(member)
+        plan.states_topic = m.joint_states_topic
+        plans.append(plan)
+    packages = {"package_dirs": [str(d) for d in o.package_dirs]} if o.package_dirs else {}
+    assert o.simulator_config is not None
+    plans[0].simulator = NodeSpec("simulator", "simulator", (o.simulator_config,),
+                                  {"robots": str(o.robots), **({"world": str(o.world)} if o.world else {}),
+                                   **packages})
+    return plans
 
 
 def rbc_topics(robot_file: Path) -> list[str]:
@@ -449,25 +502,27 @@ def namespaced_parameters(data: Mapping[str, Any], namespace: str) -> dict[str, 
 def with_namespaced_parameter_files(plan: BringupPlan, directory: Path) -> BringupPlan:
     """The plan with each node's parameter files replaced by copies in ``directory`` whose node keys are under the
     plan's namespace (:func:`namespaced_parameters`); the plan itself when it has no namespace."""
-    ns = plan.options.namespace
-    if not ns:
+    if not plan.options.namespace:
         return plan
-    written: dict[Path, Path] = {}
+    written: dict[tuple[Path, str], Path] = {}
 
-    def copy(path: Path) -> Path:
-        if path not in written:
-            out = Path(directory) / f"{len(written)}_{path.name}"
+    def copy(path: Path, ns: str) -> Path:
+        if (path, ns) not in written:
+            out = Path(directory) / f"{ns.strip('/').replace('/', '_')}_{len(written)}_{path.name}"
             out.write_text(yaml.safe_dump(namespaced_parameters(_load_yaml(path), ns), sort_keys=False),
                            encoding="utf-8")
-            written[path] = out
-        return written[path]
+            written[path, ns] = out
+        return written[path, ns]
 
     def spec(node: NodeSpec | None) -> NodeSpec | None:
-        return None if node is None else replace(node, param_files=tuple(copy(f) for f in node.param_files))
+        # each node's own namespace: a robot group's simulator stays in the root namespace, its files unchanged
+        if node is None or not node.namespace:
+            return node
+        return replace(node, param_files=tuple(copy(f, node.namespace) for f in node.param_files))
 
     cm = spec(plan.controller_manager)
     assert cm is not None
-    return BringupPlan(plan.options, spec(plan.simulator), cm, spec(plan.rbc), list(plan.spawns))
+    return BringupPlan(plan.options, spec(plan.simulator), cm, spec(plan.rbc), list(plan.spawns), plan.states_topic)
 
 
 def robot_urdf_text(path: Path, package_dirs: tuple[Path, ...] = ()) -> str:

@@ -1,10 +1,11 @@
 """Several robots as one model, so one MuJoCo world holds them all (they touch each other and share objects).
 
-Each member keeps its own names under a prefix ``<namespace>/`` -- links, joints, ros2_control blocks, transmissions
--- and hangs from one common root link (the world frame) by a fixed joint at its base pose. The prefixed link names
-are at the same time the robot's tf frames under the frame prefix of its namespace (``arm1/base_link``), so the
-merged tree is the tf tree the robots would publish apart. Plain data; the simulator node splits the joint states
-and commands back per member (its topic pair) with :attr:`RobotGroup.members`.
+Each member keeps its own names under a prefix ``<namespace>/`` -- links, joints, ros2_control blocks,
+transmissions, Gazebo sensors (cameras and lasers, their frames and topics) -- and hangs from one common root link
+(the world frame) by a fixed joint at its base pose. The prefixed link names are at the same time the robot's tf
+frames under the frame prefix of its namespace (``arm1/base_link``), so the merged tree is the tf tree the robots
+would publish apart. Plain data; the simulator node splits the joint states and commands back per member (its topic
+pair) with :attr:`RobotGroup.members`.
 
 The members come from a robots file (YAML)::
 
@@ -16,6 +17,7 @@ The members come from a robots file (YAML)::
         description: urdf/rc_arm.urdf
         base_pose: [0.0, 0.5, 0.0, 0, 0, 3.1416]
         # joint_states_topic / joint_commands_topic: default /<namespace>/robot_joint_states, .../robot_joint_commands
+        # controllers: its controllers YAML for `robot-core bringup --robots` (the simulator does not read it)
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from robot_core.model.robot_model import (
     RobotModelWarning,
     SourceRef,
 )
+from robot_core.model.sensors import CAMERA_KINDS, SensorSpec, description_topics
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -52,6 +55,7 @@ class GroupMember:
     base_pose: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     joint_states_topic: str = ""
     joint_commands_topic: str = ""
+    controllers: str = ""  # its controllers YAML (robot-core bringup --robots); '' -> the bringup's default
     joints: list[str] = field(default_factory=list)  # its joints, unprefixed, in the member's own order
 
     @property
@@ -89,7 +93,8 @@ def read_robots_file(path: str | Path) -> list[GroupMember]:
         where = SourceRef(str(path), None, f"robots[{k}]")
         if not isinstance(entry, dict):
             raise RobotModelError("each entry is a mapping with namespace and description", where)
-        unknown = set(entry) - {"namespace", "description", "base_pose", "joint_states_topic", "joint_commands_topic"}
+        unknown = set(entry) - {"namespace", "description", "base_pose", "joint_states_topic", "joint_commands_topic",
+                                "controllers"}
         if unknown:
             raise RobotModelError(f"unknown keys {sorted(unknown)}", where)
         ns = str(entry.get("namespace", "")).strip().strip("/")
@@ -102,13 +107,19 @@ def read_robots_file(path: str | Path) -> list[GroupMember]:
             raise RobotModelError("description (a robot file) is missing", where)
         file = Path(description).expanduser()
         file = file if file.is_absolute() else path.parent / file
+        controllers = entry.get("controllers", "")
+        if not isinstance(controllers, str):
+            raise RobotModelError(f"controllers must be a file name, got {controllers!r}", where)
+        if controllers:
+            cfile = Path(controllers).expanduser()
+            controllers = str(cfile if cfile.is_absolute() else path.parent / cfile)
         pose = entry.get("base_pose", [0.0] * 6)
         if (not isinstance(pose, list) or len(pose) not in (3, 6)
                 or not all(isinstance(v, (int, float)) and np.isfinite(v) for v in pose)):
             raise RobotModelError(f"base_pose must be [x, y, z] or [x, y, z, roll, pitch, yaw], got {pose!r}", where)
         members.append(GroupMember(ns, str(file), tuple(float(v) for v in [*pose, 0.0, 0.0, 0.0][:6]),
                                    str(entry.get("joint_states_topic", "")),
-                                   str(entry.get("joint_commands_topic", ""))))
+                                   str(entry.get("joint_commands_topic", "")), controllers))
     return members
 
 
@@ -116,8 +127,8 @@ def merge_robots(members: Sequence[GroupMember], load: Callable[[str], RobotMode
                  world_frame: str = "world") -> RobotGroup:
     """One model of ``members`` (loaded with ``load``), each under its prefix and welded to ``world_frame``.
 
-    MJCF robots are refused (the simulator uses their own file as written, which cannot be merged this way);
-    cameras and lasers of the descriptions are left out with a RobotModelWarning."""
+    MJCF robots are refused (the simulator uses their own file as written, which cannot be merged this way). The
+    descriptions' Gazebo sensors (cameras, lasers) come along under the prefix (:func:`_prefixed_sensor`)."""
     merged = RobotModel(name="+".join(m.namespace for m in members), source_file=members[0].description
                         if members else "<robots>")
     merged.links[world_frame] = Link(world_frame)
@@ -126,11 +137,6 @@ def merge_robots(members: Sequence[GroupMember], load: Callable[[str], RobotMode
         if robot.mjcf is not None:
             raise RobotModelError("an MJCF robot cannot join a robot group (its own file is simulated as written)",
                                   SourceRef(member.description, None, "mujoco"))
-        if robot.sensors:
-            warnings.warn(RobotModelWarning(f"{member.description}: robot '{member.namespace}': its Gazebo <sensor> "
-                                            f"blocks ({', '.join(g.name for g in robot.sensors)}) are left out in a "
-                                            "robot group (cameras and lasers not done yet; its ros2_control sensors "
-                                            "stay)"), stacklevel=2)
         if not robot.fixed_base:
             warnings.warn(RobotModelWarning(f"{member.description}: robot '{member.namespace}' has a free base; in a "
                                             "robot group it is welded at its base_pose"), stacklevel=2)
@@ -154,6 +160,7 @@ def merge_robots(members: Sequence[GroupMember], load: Callable[[str], RobotMode
         merged.joints[pre + "base_joint"] = Joint(pre + "base_joint", "fixed", world_frame, pre + root,
                                                   Pose(np.array([x, y, z]), np.array([r, p, yaw])),
                                                   source=SourceRef(member.description, None, "base_pose"))
+        merged.sensors.extend(_prefixed_sensor(sensor, member) for sensor in robot.sensors)
         for name, material in robot.materials.items():
             merged.materials.setdefault(name, material)
         for block in robot.ros2_control:
@@ -176,6 +183,25 @@ def merge_robots(members: Sequence[GroupMember], load: Callable[[str], RobotMode
                 ta.name = pre + ta.name
             merged.transmissions.append(moved_tr)
     return RobotGroup(merged, list(members))
+
+
+def _prefixed_sensor(sensor: SensorSpec, member: GroupMember) -> SensorSpec:
+    """A Gazebo sensor of one robot in the group: its name, link and frame under the robot's prefix, so its topics
+    (``<name>/image_raw`` -> ``arm1/camera/image_raw``, relative: ``/arm1/...`` for a simulator in the root
+    namespace) and the frame ids of its messages are the robot's own under its namespace. The plugin's topic names
+    (``sensor_topics: description``) go under the namespace too; an absolute one stays where it is."""
+    pre = member.prefix
+    moved = copy.deepcopy(sensor)
+    moved.name, moved.link = pre + sensor.name, pre + sensor.link
+    if sensor.frame_id:
+        moved.frame_id = pre + sensor.frame_id
+    params = moved.params
+    if isinstance(params.get("joint"), str) and params["joint"]:
+        params["joint"] = pre + str(params["joint"])
+    if sensor.kind in (*CAMERA_KINDS, "ray"):  # the plugin's names, relative ones under the prefix
+        params["topics"] = {key: t if t.startswith("/") else f"{pre}{t}"
+                            for key, t in description_topics(sensor).items()}
+    return moved
 
 
 def group_summary(group: RobotGroup) -> str:

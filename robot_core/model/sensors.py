@@ -482,8 +482,11 @@ def description_topics(spec: SensorSpec) -> dict[str, str]:
     ``<ns>/<plugin name>/out``, each after the plugin's ``<remapping>from:=to</remapping>`` (``~/`` dropped); ROS 1
     and pre-SDF: ``imageTopicName`` / ``cameraInfoTopicName`` / ``topicName`` under ``robotNamespace`` and
     ``cameraName``; gz: the sensor's ``<topic>`` (a camera's info beside it). Without any of them: the names
-    robot_core uses by default, ``<name>/image_raw`` etc."""
+    robot_core uses by default, ``<name>/image_raw`` etc. ``params["topics"]`` (set by a robot group, which puts
+    the robot's topics under its namespace) gives them outright."""
     p = spec.params
+    if isinstance(p.get("topics"), dict):
+        return {str(k): str(v) for k, v in p["topics"].items()}
     ns = str(p.get("ros_namespace") or "")
     remap = {}
     for rule in p.get("ros_remappings") or []:

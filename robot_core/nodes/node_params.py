@@ -178,6 +178,9 @@ RBC_PARAMS: tuple[P, ...] = (
     P("feedback_rate", "double", 20.0, "rate of action feedback", minimum=0.0, exclusive_min=True, unit="Hz"),
     P("apply_wrench_service", "string", "simulator/apply_wrench", "the service ContactSimulation in mode "
       "'service' calls"),
+    P("frame_prefix", "string", "", "put before the robot's frames in the reacher/extender outputs (the contact "
+      "frames on /tf, the wrenches' frame ids), as the robot's own tf has them, e.g. 'arm1/'; the bringup sets "
+      "<namespace>/"),
     P("instance_threads", "int", 16, "threads of the instance executor (a running goal holds one)", minimum=2),
     P("preload_kinematics", "bool", True, "build the kinematics model at start (in the background) instead of at "
       "the first VF/CS/TC use"),

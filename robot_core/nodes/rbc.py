@@ -70,6 +70,7 @@ from robot_core.model import RobotModel, RobotModelError, load_robot
 from robot_core.nodes.node_params import RBC_PARAMS
 from robot_core.nodes.rbc_instance_node import InstanceNode
 from robot_core.parameter_spec import ParamError
+from robot_core.physics.frame_prefix import FramePrefix
 from robot_core.rbc.coupler import Coupler
 from robot_core.rbc.errors import RbcConfigError, RbcError
 from robot_core.rbc.instance import ACTIVE
@@ -136,6 +137,7 @@ class RbcNode(ReadOnlyReasons, Node):
         super().__init__(NODE_NAME, **node_kwargs)
         self._log = self.get_logger()
         self.p = self._read_parameters()
+        FramePrefix(self.p["frame_prefix"])  # a bad prefix stops the start, naming the parameter
         # Reachers/extenders are spun here (by spin_instances), apart from the coupler's own callbacks.
         self.instance_executor = MultiThreadedExecutor(num_threads=self.p["instance_threads"], context=self.context)
         self._lock = threading.Lock()
@@ -479,7 +481,7 @@ class RbcNode(ReadOnlyReasons, Node):
         spec = {"description_file": self._description_file, "package_dirs": list(self.p["package_dirs"]),
                 "namespace": self.get_namespace(), "feedback_period": 1.0 / self.p["feedback_rate"],
                 "output_rate": self.p["output_rate"], "use_sim_time": bool(self.get_parameter("use_sim_time").value),
-                "cs_service_mode": not self.coupler.table.entries("tau_ext")}
+                "cs_service_mode": not self.coupler.table.entries("tau_ext"), "frame_prefix": self.p["frame_prefix"]}
         self._lost.pop(name, None)
         with self._lock:
             try:
@@ -668,7 +670,8 @@ class RbcNode(ReadOnlyReasons, Node):
         try:
             node = InstanceNode(inst, self._lock, self.coupler.derived, namespace=self.get_namespace(),
                                 context=self.context, feedback_period=1.0 / self.p["feedback_rate"],
-                                use_sim_time=bool(self.get_parameter("use_sim_time").value))
+                                use_sim_time=bool(self.get_parameter("use_sim_time").value),
+                                frame_prefix=self.p["frame_prefix"])
         except Exception as exc:
             with self._lock:
                 self.coupler.destroy(name)

@@ -45,6 +45,7 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
+from robot_core.physics.frame_prefix import FramePrefix
 from robot_core.rbc.errors import RbcError
 from robot_core.rbc.instance import ABORTED, ACTIVE, CANCELED, SUCCEEDED, ParamSpec, RbcInstance
 from robot_core.ros.action_qos import action_server_options
@@ -59,13 +60,14 @@ class InstanceNode(Node):
 
     def __init__(self, inst: RbcInstance, lock: threading.Lock, derived: dict[str, Any], *,
                  namespace: str = "", context: Any = None, feedback_period: float = 0.05,
-                 use_sim_time: bool = False):
+                 use_sim_time: bool = False, frame_prefix: str = ""):
         super().__init__(inst.name, namespace=namespace, context=context, use_global_arguments=False,
                          parameter_overrides=[Parameter("use_sim_time", value=use_sim_time)])
         self.inst = inst
         self._lock = lock
         self._derived = derived  # the coupler's name -> derived data (read under the lock)
         self._period = feedback_period
+        self._frames = FramePrefix(frame_prefix)  # the robot's tf frames under a namespace: arm1/<frame>
         self._closing = threading.Event()
         self._pending: dict[int, tuple[Any, int]] = {}  # id(goal message) -> (message, core goal id)
         self._actions: list[ActionServer] = []
@@ -230,7 +232,7 @@ class InstanceNode(Node):
         """Publish the wrenches of this cycle's derived data; returns the contact frame's tf edge, if any."""
         if self._wrench_pub is None or not derived:
             return None
-        out = derived_messages(derived, stamp)
+        out = derived_messages(derived, stamp, self._frames)
         if out.wrench_contact is not None:
             self._wrench_pub.publish(out.wrench_contact)
         if out.wrench_base is not None and self._wrench_base_pub is not None:

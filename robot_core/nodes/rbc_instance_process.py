@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
             inst.configure({"mode": "service"})
         node = InstanceNode(inst, runner.lock, runner.derived, namespace=str(spec.get("namespace", "")),
                             feedback_period=float(spec.get("feedback_period", 0.05)),
-                            use_sim_time=bool(spec.get("use_sim_time", False)))
+                            use_sim_time=bool(spec.get("use_sim_time", False)),
+                            frame_prefix=str(spec.get("frame_prefix", "")))
     except Exception as exc:
         log.fatal(f"instance '{name}' ({spec.get('type')}) cannot start: {type(exc).__name__}: {exc}")
         rclpy.try_shutdown()

@@ -43,6 +43,13 @@ reset, pause or resume interrupts it: success=false, "interrupted by reset after
 ``~/spawn_object``, ``~/remove_object`` (the world's objects; a spawn or removal keeps everything else's state), and
 ``~/reset`` takes an optional keyframe (world file or ``keyframes`` parameter).
 
+A robot group (parameter ``robots``) runs in this one node, whose own services take the group's prefixed names
+(``arm1/joint1``, ``arm1/link2``: one world). Each robot also gets what a user of that robot alone knows, under its
+namespace: ``/<ns>/robot_description`` (its own description as written, latched, as robot_state_publisher gives
+it) and ``/<ns>/simulator/set_joint_state`` and ``/<ns>/simulator/apply_wrench`` taking its own joint and link
+names (``joint1``, ``link2``), the names a ``--namespace`` bringup's simulator answers to. Its cameras and lasers
+publish under its namespace (``/<ns>/<sensor>/image_raw``) in its prefixed frames (robot_core.model.robot_group).
+
 A reset sets simulated time back to 0, as Gazebo's reset does; /clock jumps backwards. While paused, clock,
 states and tf are repeated (same stamp) at ``status_rate``, so a controller manager or spawner started against a
 paused simulator finds its first state and a valid time. Bad commands never stop the simulation: the message is
@@ -183,6 +190,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
         self._group: RobotGroup | None = None  # a robots file: several robots in this one world (_start_group)
         self._members: list[_MemberIo] = []
+        self._member_descriptions: list[Any] = []  # /<ns>/robot_description publishers, kept alive
         self._js_pub = (self.create_publisher(JointState, p["joint_states_topic"], STATE_QOS)
                         if not p["robots"] else None)
         self._sensor_pub = None  # created at start for a robot with ros2_control sensors
@@ -631,10 +639,15 @@ class SimulatorNode(ReadOnlyReasons, Node):
     def _start_group(self, path: str) -> None:
         """The robots of a robots file (robot_core.model.robot_group) as one model in this world, each with its
         own topic pair: states split per robot under its own joint names, its commands taken under its prefix."""
+        loaded: dict[str, RobotModel] = {}
+
+        def load(file: str) -> RobotModel:
+            loaded[file] = self._load(file, file)
+            return loaded[file]
+
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            group = merge_robots(read_robots_file(path), lambda file: self._load(file, file),
-                                 self.params["world_frame"])
+            group = merge_robots(read_robots_file(path), load, self.params["world_frame"])
         for w in caught:
             self._log.warning(str(w.message))
         self._group = group
@@ -658,6 +671,12 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self.create_subscription(JointState, m.joint_commands_topic,
                                      lambda msg, io=io, topic=m.joint_commands_topic: self._on_member_command(
                                          io, topic, msg), COMMAND_QOS)
+            self._make_member_services(m.namespace, m.prefix)
+            if self.params["publish_robot_description"]:
+                robot = loaded[m.description]
+                pub = self.create_publisher(String, f"/{m.namespace}/robot_description", LATCHED_QOS)
+                pub.publish(String(data=robot.urdf_xml or _urdf_text(robot)))
+                self._member_descriptions.append(pub)
         self._members = members  # one assignment: the simulation thread publishes from it
         self._log.info(f"robot group from {path}: {group_summary(group)}")
 
@@ -782,6 +801,16 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self.create_service(ApplyWrench, "~/apply_wrench", self._srv_apply_wrench)
         self._make_world_services()
 
+    def _make_member_services(self, namespace: str, prefix: str) -> None:
+        """One robot of a group: set_joint_state and apply_wrench under its namespace, in its own names."""
+        from robot_core_interfaces.srv import ApplyWrench, SetJointState
+
+        base = f"/{namespace}/{self.get_name()}"
+        self.create_service(SetJointState, f"{base}/set_joint_state",
+                            lambda req, res: self._srv_set_joint_state(req, res, prefix))
+        self.create_service(ApplyWrench, f"{base}/apply_wrench",
+                            lambda req, res: self._srv_apply_wrench(req, res, prefix))
+
     def _answer(self, response: Any, fn: Callable[[], str], what: str) -> Any:
         """Run a service body on the simulation thread; errors become success=false with the reason."""
         return answer(response, self._call, fn, what, self._log)
@@ -841,9 +870,10 @@ class SimulatorNode(ReadOnlyReasons, Node):
         response.sim_time = _time_msg(ns)
         return response
 
-    def _srv_set_joint_state(self, request: Any, response: Any) -> Any:
+    def _srv_set_joint_state(self, request: Any, response: Any, prefix: str = "") -> Any:
+        """``prefix``: a robot of a group, whose own joint names the request gives (``joint1`` -> ``arm1/joint1``)."""
         st = request.state
-        names, pos, vel = list(st.name), list(st.position), list(st.velocity)
+        names, pos, vel = [prefix + n for n in st.name], list(st.position), list(st.velocity)
 
         def set_state() -> str:
             for label, values in (("position", pos), ("velocity", vel)):
@@ -859,8 +889,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
         return self._answer(response, set_state, "set_joint_state")
 
-    def _srv_apply_wrench(self, request: Any, response: Any) -> Any:
-        link = request.link_name
+    def _srv_apply_wrench(self, request: Any, response: Any, prefix: str = "") -> Any:
+        link = prefix + request.link_name
         w = request.wrench
         force = (w.force.x, w.force.y, w.force.z)
         torque = (w.torque.x, w.torque.y, w.torque.z)

@@ -128,12 +128,17 @@ class DerivedMessages:
     wrench_base: WrenchStamped | None = None  # in base_link, torque about the contact point
 
 
-def derived_messages(derived: dict[str, Any], stamp: Any) -> DerivedMessages:
-    """tf + wrenches from a ContactSimulation/TouchContact ``derived`` dict (empty when it has no estimate)."""
+def derived_messages(derived: dict[str, Any], stamp: Any,
+                     frames: Callable[[str], str] = lambda name: name) -> DerivedMessages:
+    """tf + wrenches from a ContactSimulation/TouchContact ``derived`` dict (empty when it has no estimate).
+
+    ``frames`` renames the robot's frames (the contact frame and the base link) as the robot's tf does, e.g. a
+    :class:`robot_core.physics.frame_prefix.FramePrefix` ``arm1/`` under a namespace."""
     out = DerivedMessages()
     pose, frame, base = derived.get("contact_pose"), derived.get("frame_id"), derived.get("base_link")
     if pose is None or not frame or not base:
         return out
+    frame, base = frames(str(frame)), frames(str(base))
     out.transform = transform_from_pose(pose, base, frame, stamp)
     if derived.get("wrench_in_contact_frame") is not None:
         out.wrench_contact = wrench_stamped(derived["wrench_in_contact_frame"], frame, stamp)
