@@ -125,6 +125,11 @@ class User:
         key = (srv.__name__, name)
         if key not in self._clients:
             self._clients[key] = self.node.create_client(srv, name)
+            client = self._clients[key]
+            assert client.wait_for_service(timeout_sec=30), f"service {name} not available"
+            harmless = _harmless(srv)
+            if harmless is not None:  # Fast DDS may drop the first answer to a fresh client: warm it up
+                answered_eventually(client.call_async, harmless, f"an answer from {name}")
         client = self._clients[key]
         assert client.wait_for_service(timeout_sec=30), f"service {name} not available"
         return client
@@ -179,6 +184,12 @@ class User:
 
         client = self._client(Trigger, f"/{instance}/status")
         return json.loads(wait_future(client.call_async(Trigger.Request()), 30, "status").message)
+
+
+def _harmless(srv: Any) -> Any:
+    """A request that changes nothing, to warm up a fresh client (None: none known)."""
+    fields = {"SetParameters": {}, "Trigger": {}, "RbcL2Ctrl": {"cmd": "list_re"}}.get(srv.__name__)
+    return None if fields is None else srv.Request(**fields)
 
 
 def _srv_class(type_name: str) -> Any:
