@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import sys
 import threading
 import time
@@ -26,6 +27,7 @@ EXIT_START_FAILED = 2
 
 def main(argv: list[str] | None = None) -> int:
     import rclpy
+    import rclpy.signals
     from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -37,7 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     spec = json.loads(args[-1])
     set_parent_death_signal()
     name = str(spec.get("name", "?"))
-    rclpy.init(args=[])
+    # Ctrl-C (SIGINT to the whole process group) is the rbc node's to handle: it ends its instances through the
+    # tick pipe after its last cycle. Here it only raised KeyboardInterrupt mid-step.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    rclpy.init(args=[], signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     log = rclpy.logging.get_logger(f"rbc.{name}")
     try:
         runner = InstanceRunner(load_model(spec), spec, log=log.error)
