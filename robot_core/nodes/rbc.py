@@ -4,7 +4,8 @@ It reads the robot's URDF, builds the coupler from the ``<rbc>`` tags, subscribe
 publishes every cmd topic once per cycle, exposes the middle layer (aggregated per-var topics, get/set
 services) and creates reachers/extenders at run time, each as its own node (robot_core.nodes.rbc_instance_node),
 or, with ``instance_processes``, each as its own process on the shared-memory var table
-(robot_core.nodes.rbc_instance_process, robot_core.rbc.instance_process).
+(robot_core.nodes.rbc_instance_process, robot_core.rbc.instance_process), whose actions this process serves
+(robot_core.ros.rbc_goals over robot_core.rbc.goal_channel) so that a killed reacher's goal is answered.
 
 Parameters (node ``rbc``; read at start, read-only): declared from ``RBC_PARAMS``
 (robot_core.nodes.node_params); the table is in doc/nodes/rbc.md (generated).
