@@ -1,4 +1,5 @@
-"""What ``ros2 service call``, ``ros2 param set`` and ``ros2 action send_goal`` do with a command line, over rclpy.
+"""What ``ros2 service call``, ``ros2 param set``, ``ros2 action send_goal`` and ``ros2 topic echo`` do with a
+command line, over rclpy.
 
 The shell turns a documented command block into words (bash itself does it here, so quoting and line
 continuations are exactly a terminal's); then, as the ros2 command line does, the YAML payload is loaded and
@@ -81,12 +82,13 @@ def payload(text: str) -> dict[str, Any]:
 class Command:
     """One parsed ``ros2`` command line."""
 
-    verb: str  # "service call", "param set", "action send_goal"
-    name: str  # service / action name, or the node for param set
+    verb: str  # "service call", "param set", "action send_goal", "topic echo"
+    name: str  # service / action / topic name, or the node for param set
     type_name: str = ""
     yaml_text: str = ""
     parameter: str = ""
     no_daemon: bool = False
+    once: bool = False  # topic echo --once
 
 
 def parse(words: list[str]) -> Command:
@@ -108,6 +110,12 @@ def parse(words: list[str]) -> Command:
         p.add_argument("value")
         a = p.parse_intermixed_args(words[2:])
         return Command(verb, a.node, yaml_text=a.value, parameter=a.parameter, no_daemon=a.no_daemon)
+    if verb == "topic echo":
+        p.add_argument("--once", action="store_true")
+        p.add_argument("name")
+        p.add_argument("type_name", nargs="?", default="")
+        a = p.parse_intermixed_args(words[2:])
+        return Command(verb, a.name, a.type_name, once=a.once, no_daemon=a.no_daemon)
     raise ValueError(f"unsupported command 'ros2 {verb}'")
 
 

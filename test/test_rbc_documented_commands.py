@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 import ros2_cli
-from rbc_helpers import arm_urdf, pin_fk, rotation_angle, start
+from rbc_helpers import arm_urdf, pin_fk, refused_goal, rotation_angle, start
 from ros_harness import answered_eventually, wait_for, wait_future
 
 pytest.importorskip("rclpy")
@@ -80,7 +80,29 @@ goal:
 - joint: "aplator_j2"
   value: 0.7
 "'''
-BLOCKS = [VF_CREATE, VF_CHAIN, VF_WEIGHT, VF_GOAL, JR_CREATE, JR_WEIGHT, JR_JOINTS, JR_GOAL]
+# ContactSimulation and TouchContact: the documentation's usage examples say "TODO"; these are the blocks of
+# doc/nodes/rbc.md, written for the interface robot_core takes (test_doc_blocks_are_the_tests_blocks).
+TC_CREATE = '''ros2 service call /rbc_l2_ctrl rbc_msgs_srvs/srv/RbcL2Ctrl "cmd: 'create_re'
+data: 'TC'
+name: 'TC0'"'''
+TC_CHAIN = '''ros2 param set --no-daemon /TC0 base_link "robot-base"
+ros2 param set --no-daemon /TC0 end_link "wessling-hand1-finger4_distal_link"
+ros2 param set --no-daemon /TC0 point "[0.0, 0.0, 0.05]"'''
+CS_CREATE = '''ros2 service call /rbc_l2_ctrl rbc_msgs_srvs/srv/RbcL2Ctrl "cmd: 'create_re'
+data: 'CS'
+name: 'CS0'"'''
+CS_CONTACT = '''ros2 param set --no-daemon /CS0 base_link "robot-base"
+ros2 param set --no-daemon /CS0 link "wessling-hand1-finger4_distal_link"
+ros2 param set --no-daemon /CS0 point "[0.0, 0.0, 0.05]"'''
+CS_GOAL = '''ros2 action send_goal /CS0/apply robot_core_interfaces/action/ApplyContact "wrench:
+  force:
+    x: 0.0
+    y: 0.0
+    z: -5.0
+duration: 6.0"'''
+TC_ECHO = '''ros2 topic echo --once /TC0/wrench_base geometry_msgs/msg/WrenchStamped'''
+BLOCKS = [VF_CREATE, VF_CHAIN, VF_WEIGHT, VF_GOAL, JR_CREATE, JR_WEIGHT, JR_JOINTS, JR_GOAL,
+          TC_CREATE, TC_CHAIN, CS_CREATE, CS_CONTACT, CS_GOAL, TC_ECHO]
 
 
 def documented_urdf(path: Path) -> Path:
@@ -125,6 +147,11 @@ class User:
         key = (srv.__name__, name)
         if key not in self._clients:
             self._clients[key] = self.node.create_client(srv, name)
+            client = self._clients[key]
+            assert client.wait_for_service(timeout_sec=30), f"service {name} not available"
+            harmless = _harmless(srv)
+            if harmless is not None:  # Fast DDS may drop the first answer to a fresh client: warm it up
+                answered_eventually(client.call_async, harmless, f"an answer from {name}")
         client = self._clients[key]
         assert client.wait_for_service(timeout_sec=30), f"service {name} not available"
         return client
@@ -141,6 +168,8 @@ class User:
                 out.append(wait_future(client.call_async(req), 30, f"answer of {cmd.name}"))
             elif cmd.verb == "param set":
                 out.append(self.set_parameter(cmd))
+            elif cmd.verb == "topic echo":
+                out.append(self.echo(cmd))
             else:
                 out.append(self.send_goal(cmd, result_timeout))
         return out
@@ -152,7 +181,18 @@ class User:
         req = SetParameters.Request(parameters=[ros2_cli.parameter_of(cmd)])
         return wait_future(client.call_async(req), 30, f"answer of {cmd.name}/set_parameters").results[0]
 
-    def send_goal(self, cmd: Any, result_timeout: float) -> tuple[Any, Any]:
+    def echo(self, cmd: Any, timeout: float = 30.0) -> Any:
+        """``ros2 topic echo --once``: the first message that arrives after subscribing."""
+        assert cmd.once and cmd.type_name, "only 'ros2 topic echo --once <topic> <type>' is replayed"
+        got: list[Any] = []
+        sub = self.node.create_subscription(_srv_class(cmd.type_name), cmd.name, got.append, 10)
+        try:
+            wait_for(lambda: got, timeout, f"a message on {cmd.name}")
+        finally:
+            self.node.destroy_subscription(sub)
+        return got[0]
+
+    def send_goal(self, cmd: Any, result_timeout: float, goal: Any = None) -> tuple[Any, Any]:
         from robot_core.ros.action_client import ActionClient
 
         action_type = _srv_class(cmd.type_name)
@@ -161,14 +201,16 @@ class User:
             ac = self._actions[cmd.name] = ActionClient(self.node, action_type, cmd.name)
             assert ac.wait_for_server(timeout_sec=30), f"action {cmd.name} not available"
             # A goal every reacher refuses (unknown joint / non-finite pose) first: the goal service answers.
-            probe = action_type.Goal()
-            if hasattr(probe.goal, "position"):
+            probe = refused_goal(action_type) or action_type.Goal()
+            if not hasattr(probe, "goal"):
+                pass
+            elif hasattr(probe.goal, "position"):
                 probe.goal.position.x = math.nan
             else:
                 from rbc_actions.msg import JointValue
                 probe.goal = [JointValue(joint="no_such_joint", value=0.0)]
             answered_eventually(ac.send_goal_async, probe, f"an answer from the goal service of {cmd.name}")
-        goal = ros2_cli.request_of(cmd)
+        goal = ros2_cli.request_of(cmd) if goal is None else goal
         handle = wait_future(ac.send_goal_async(goal), 30, f"acceptance by {cmd.name}")
         if not handle.accepted:
             return handle, None
@@ -179,6 +221,12 @@ class User:
 
         client = self._client(Trigger, f"/{instance}/status")
         return json.loads(wait_future(client.call_async(Trigger.Request()), 30, "status").message)
+
+
+def _harmless(srv: Any) -> Any:
+    """A request that changes nothing, to warm up a fresh client (None: none known)."""
+    fields = {"SetParameters": {}, "Trigger": {}, "RbcL2Ctrl": {"cmd": "list_re"}}.get(srv.__name__)
+    return None if fields is None else srv.Request(**fields)
 
 
 def _srv_class(type_name: str) -> Any:
@@ -222,9 +270,24 @@ def replay_one(user: User, stack: dict[str, Any], block: str) -> list[Any]:
     if block is JR_CREATE and "VF0" in _instances(user):
         # Not a documented step: the JR example of the documentation drives joints the VF above still holds.
         assert _l2(user, "destroy_re", "", "VF0").success
+    if block is CS_GOAL:
+        # Not a documented step: JR0 holds the whole arm where it is, so the contact does not push it away.
+        hold_arm(user)
     out = user.run(block)
     stack["replayed"].add(block)
     return out
+
+
+def hold_arm(user: User) -> None:
+    from rbc_actions.action import JointReacher
+    from rbc_actions.msg import JointValue
+
+    (res,) = user.run(f'ros2 param set --no-daemon /JR0 joints "{ARM}"'.replace("'", ""))
+    assert res.successful, res.reason
+    goal = JointReacher.Goal(goal=[JointValue(joint=j, value=float(v)) for j, v in zip(ARM, user.q(), strict=True)])
+    handle, result = user.send_goal(ros2_cli.Command("action send_goal", "/JR0/action",
+                                                     "rbc_actions/action/JointReacher"), 60, goal)
+    assert handle.accepted and result.success, result
 
 
 def _l2(user: User, cmd: str, data: str, name: str) -> Any:
@@ -265,6 +328,13 @@ def test_payload_errors_name_the_field():
         ros2_cli.fill_message(RbcL2Ctrl.Request(), {"comand": "create_re"})
     with pytest.raises(ValueError, match="dictionary in YAML"):
         ros2_cli.payload("- create_re")
+
+
+def test_doc_blocks_are_the_tests_blocks():
+    """The ContactSimulation and TouchContact blocks replayed here are those doc/nodes/rbc.md shows, verbatim."""
+    doc = (Path(__file__).resolve().parent.parent / "doc" / "nodes" / "rbc.md").read_text()
+    for block in (TC_CREATE, TC_CHAIN, CS_CREATE, CS_CONTACT, CS_GOAL, TC_ECHO):
+        assert f"```sh\n{block}\n```" in doc, block
 
 
 # --- one test per documented block ------------------------------------------------------------------------------
@@ -324,6 +394,68 @@ def test_block_jr_goal_reached(user, stack):
     assert max(abs(e.value) for e in result.error) <= 0.01  # zero precision: the reacher's default 0.01
     q = user.q(["aplator_j0", "aplator_j1", "aplator_j2"])
     assert np.abs(q - [0.0, 1.0, 0.7]).max() <= 0.02, q
+
+
+def test_block_create_tc(user, stack):
+    (res,) = replay(user, stack, TC_CREATE)
+    assert res.success, res.message
+    assert list(res.names) == ["TC0"] and list(res.types) == ["TC"]
+
+
+def test_block_tc_chain(user, stack):
+    results = replay(user, stack, TC_CHAIN)
+    assert [r.successful for r in results] == [True] * 3, [r.reason for r in results]
+    params = user.status("TC0")["params"]
+    assert (params["base_link"], params["end_link"], params["point"]) == (
+        "robot-base", "wessling-hand1-finger4_distal_link", [0.0, 0.0, 0.05])
+
+
+def test_block_create_cs(user, stack):
+    (res,) = replay(user, stack, CS_CREATE)
+    assert res.success, res.message
+    assert list(res.types) == ["CS"]
+
+
+def test_block_cs_contact(user, stack):
+    results = replay(user, stack, CS_CONTACT)
+    assert [r.successful for r in results] == [True] * 3, [r.reason for r in results]
+    # rc_arm's tags have no external-torque var: the CS asks the simulator to apply the wrench (mode service)
+    assert user.status("CS0")["params"]["mode"] == "service"
+
+
+def test_block_cs_goal_applied_and_tc_echo_estimates_it(user, stack):
+    """The CS goal makes the simulator push the tool down with 5 N for 6 s (a failed call would abort it); the
+    documented TC echo, typed while it pushes, shows TouchContact's estimate of that force from the simulated
+    joint torques, and about zero once the contact ended."""
+    for earlier in BLOCKS[:BLOCKS.index(CS_GOAL)]:
+        if earlier not in stack["replayed"]:
+            replay_one(user, stack, earlier)
+    done: list[Any] = []
+    runner = threading.Thread(target=lambda: done.append(replay_one(user, stack, CS_GOAL)), daemon=True)
+    runner.start()
+    estimates = []
+
+    def pressed() -> bool:
+        (msg,) = user.run(TC_ECHO)
+        f = msg.wrench.force
+        estimates.append((f.x, f.y, f.z))
+        return abs(f.z + 5.0) < 1.0 and math.hypot(f.x, f.y) < 1.0
+
+    wait_for(lambda: pressed() or done, 60, "TouchContact's estimate of the applied force")
+    runner.join(60)
+    (handle, result), = done[0]
+    assert handle.accepted, user.status("CS0")["last_rejection"]
+    assert result.success, result.message
+    f = estimates[-1]
+    print(f"TouchContact while CS0 pushed 5 N down: force {np.round(f, 3).tolist()} N ({len(estimates)} echoes)")
+    assert abs(f[2] + 5.0) < 1.0 and math.hypot(f[0], f[1]) < 1.0, estimates
+    stack["replayed"].add(TC_ECHO)
+
+    def released() -> bool:
+        (msg,) = user.run(TC_ECHO)
+        return abs(msg.wrench.force.z) < 1.0
+
+    wait_for(released, 30, "the estimate back near zero once the contact ended")
 
 
 # --- bad input: refused with a clear message, nothing moves -----------------------------------------------------

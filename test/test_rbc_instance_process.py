@@ -149,6 +149,33 @@ def test_sigkill_mid_goal_drops_the_reacher_within_a_cycle_and_the_other_keeps_g
     assert hold < 0.1, "the robot did not hold within 100 ms of the kill"
 
 
+def test_goals_over_the_channel_start_run_and_abort_naming_the_signal_when_the_process_is_killed(rig):
+    """The coupler's side of a process's goals (GoalProxy): a bad goal is rejected with the process's reason, a
+    good one runs there and its status comes back; SIGKILL mid-goal turns it ABORTED naming process and signal."""
+    from robot_core.rbc.errors import RbcGoalError
+    from robot_core.rbc.instance import ABORTED, ACTIVE, SUCCEEDED
+    from robot_core.rbc.reachers.joint_reacher import JointGoal
+
+    jr = rig.create("JR", "JR0", params={"joints": ["joint1"], "max_velocity": 0.2})
+    rig.run_until(lambda: jr.ready, 60, "the JR process to be ready")
+    with pytest.raises(RbcGoalError, match="joint2"):
+        jr.goals.start_goal(JointGoal({"joint2": 0.3}))
+    gid = jr.goals.start_goal(JointGoal({"joint1": 0.1}, precision=0.002))
+    assert jr.goals.status().goal_id == gid
+    rig.run_until(lambda: jr.goals.status().state == SUCCEEDED, 30, "the goal to succeed in the process")
+    assert abs(rig.q["joint1"] - 0.1) < 0.003 and jr.goals.status().result
+    gid = jr.goals.start_goal(JointGoal({"joint1": 1.5}, timeout=60.0))
+    rig.run_until(lambda: rig.q["joint1"] > 0.15 and jr.goals.status().feedback, 30, "the second goal moving")
+    assert jr.goals.status().state == ACTIVE
+    os.kill(jr.pid, signal.SIGKILL)
+    rig.run_until(lambda: jr.goals.status().state != ACTIVE, 10, "the goal to end with the process")
+    st = jr.goals.status()
+    assert st.state == ABORTED and st.goal_id == gid, st
+    assert "JR 'JR0'" in st.message and f"process {jr.pid}" in st.message and "signal SIGKILL" in st.message, st
+    with pytest.raises(RbcGoalError, match="is gone"):
+        jr.goals.start_goal(JointGoal({"joint1": 0.0}))
+
+
 def test_an_extender_output_is_a_shared_var_for_instances_created_after_it(rig):
     registry.register("Probe", "rbc_probe_types:Probe")
     registry.register("ProbeReader", "rbc_probe_types:ProbeReader")

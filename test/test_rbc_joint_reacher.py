@@ -2,39 +2,24 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from rbc_helpers import ARM, FORWARD_POSITION, FORWARD_VELOCITY, load_rc_arm, rc_arm_loop
 
-from robot_core.model import load_robot
-from robot_core.physics.engine import PhysicsEngine
-from robot_core.rbc.coupler import Coupler
-from robot_core.rbc.engine_loop import CommandRoute, EngineLoop, forward_routes
+from robot_core.rbc.engine_loop import EngineLoop
 from robot_core.rbc.errors import RbcGoalError, RbcParamError
 from robot_core.rbc.instance import ABORTED, ACTIVE, CANCELED, SUCCEEDED
 from robot_core.rbc.reachers.joint_reacher import JointGoal
 
-ROOT = Path(__file__).resolve().parents[1]
-ARM = [f"joint{i}" for i in range(1, 8)]
-POS_TOPIC = "/forward_position_controller/commands"
-VEL_TOPIC = "/forward_velocity_controller/commands"
-
 
 @pytest.fixture(scope="module")
 def model():
-    return load_robot(str(ROOT / "urdf" / "rc_arm.urdf"))
+    return load_rc_arm()
 
 
 @pytest.fixture
 def sim(model):
-    engine = PhysicsEngine(model, include_visuals=False)
-    coupler = Coupler(model)
-    routes = forward_routes(POS_TOPIC, VEL_TOPIC, ARM)
-    routes["/gripper_controller/commands"] = CommandRoute("position", ("finger_left_joint",))
-    loop = EngineLoop(coupler, engine, routes)
-    loop.publish_state()
-    return loop
+    return rc_arm_loop(model, gripper=True)
 
 
 def arm_q(loop: EngineLoop) -> dict[str, float]:
@@ -185,8 +170,8 @@ def test_two_jrs_with_half_weights_mix_as_documented(sim):
 def test_half_weight_alone_is_slower_but_reaches_the_target(model):
     times = {}
     for w in (1.0, 0.5):
-        engine = PhysicsEngine(model, include_visuals=False)
-        loop = EngineLoop(Coupler(model), engine, forward_routes(POS_TOPIC, VEL_TOPIC, ARM))
+        loop = rc_arm_loop(model)
+        engine = loop.engine
         jr = loop.coupler.create("JR", "JR0", {"joints": ["joint1"], "weight": w, "max_velocity": 5.0})
         jr.start_goal(JointGoal({"joint1": 0.4}, precision=0.005))
         assert loop.run_until(lambda jr=jr: jr.status().done, 20.0)
@@ -201,7 +186,7 @@ def test_untouched_joints_on_an_armed_topic_hold_their_measured_position(sim):
     jr = c.create("JR", "JR0", {"joints": ["joint1"]})
     jr.start_goal(JointGoal({"joint1": 0.3}))
     sim.cycle()
-    data = np.array(sim.published[POS_TOPIC].data)
+    data = np.array(sim.published[FORWARD_POSITION].data)
     # Joints 2..7 are commanded where they are, not to their tag's init (0.0).
     np.testing.assert_allclose(data[1:], q0[1:], atol=1e-6)
-    assert VEL_TOPIC not in sim.published  # nobody wrote a velocity var: that controller gets nothing
+    assert FORWARD_VELOCITY not in sim.published  # nobody wrote a velocity var: that controller gets nothing

@@ -3,39 +3,26 @@ MuJoCo engine without the tool entering the sphere (distance measured on the eng
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from rbc_helpers import ARM, load_rc_arm, rc_arm_loop
 
 from robot_core.kinematics import SerialKinematicChain
-from robot_core.model import load_robot
-from robot_core.physics.engine import PhysicsEngine
-from robot_core.rbc.coupler import Coupler
-from robot_core.rbc.engine_loop import EngineLoop, forward_routes
 from robot_core.rbc.errors import RbcGoalError, RbcParamError
 from robot_core.rbc.instance import ABORTED, SUCCEEDED
 from robot_core.rbc.obstacles import Plane, Sphere, avoid, planes_from_list, spheres_from_list
 from robot_core.rbc.reachers.vector_field import PoseGoal
 from robot_core.rbc.rotations import matrix_to_quat_xyzw
 
-ROOT = Path(__file__).resolve().parents[1]
-ARM = [f"joint{i}" for i in range(1, 8)]
-POS_TOPIC = "/forward_position_controller/commands"
-VEL_TOPIC = "/forward_velocity_controller/commands"
-
 
 @pytest.fixture(scope="module")
 def model():
-    return load_robot(str(ROOT / "urdf" / "rc_arm.urdf"))
+    return load_rc_arm()
 
 
 @pytest.fixture
 def sim(model):
-    loop = EngineLoop(Coupler(model), PhysicsEngine(model, include_visuals=False),
-                      forward_routes(POS_TOPIC, VEL_TOPIC, ARM))
-    loop.publish_state()
-    return loop
+    return rc_arm_loop(model)
 
 
 def test_lists_become_obstacles_and_bad_numbers_are_refused_by_name():
@@ -108,3 +95,44 @@ def test_goal_behind_a_sphere_is_reached_without_entering_it(model, sim):
     assert closest < radius + 0.1  # it did go around the sphere, close by, not somewhere else
     pose = sim.engine.link_pose("tcp")
     assert np.linalg.norm(pose[:3, 3] - target[:3, 3]) <= 0.002 + 1e-4
+
+
+def test_obstacle_links_keep_the_elbow_out_of_a_sphere_on_its_path_and_the_goal_is_still_reached(model, sim):
+    """A sphere put where the elbow (link4's origin) passes on the way to a goal, far from the tool's path: with
+    ``obstacle_links: [link4]`` the 7-joint arm moves its elbow around it and the tool still reaches the goal."""
+    chain = SerialKinematicChain(model, "base_link", "tcp")
+    q_start = np.array([0.0, 0.5, 0.0, 1.6, 0.0, 1.0, 0.0])
+    target = chain.forward_kinematics(np.array([1.0, 0.2, 0.0, 1.2, 0.0, 1.0, 0.0]))
+    goal = PoseGoal(target[:3, 3], matrix_to_quat_xyzw(target[:3, :3]), linear_precision=0.002,
+                    angular_precision=0.02, timeout=30.0)
+
+    def run(loop, params) -> tuple[np.ndarray, np.ndarray]:
+        loop.engine.set_joint_state(dict(zip(ARM, q_start, strict=True)))
+        loop.publish_state()
+        vf = loop.coupler.create("VF", "VF0", {"end_link": "tcp", **params})
+        vf.start_goal(goal)
+        path: list[tuple[np.ndarray, np.ndarray]] = []
+        loop.run_until(lambda: vf.status().done, 31.0, each=lambda lp: path.append(
+            (lp.engine.link_pose("link4")[:3, 3].copy(), lp.engine.link_pose("tcp")[:3, 3].copy())))
+        assert vf.status().state == SUCCEEDED, vf.status().message
+        return np.array([e for e, _ in path]), np.array([t for _, t in path])
+
+    elbow, tool = run(sim, {})
+    center, radius = elbow[len(elbow) // 2], 0.04  # on the elbow's own path
+    assert np.min(np.linalg.norm(tool - center, axis=1)) > radius + 0.1 + 0.1  # the tool never comes near it
+    elbow, tool = run(rc_arm_loop(model), {"obstacle_spheres": [*center, radius], "obstacle_links": ["link4"]})
+    closest = float(np.min(np.linalg.norm(elbow - center, axis=1)))
+    print(f"sphere of radius {radius} m on the elbow's path: closest elbow distance to its center {closest:.4f} m; "
+          f"goal reached")
+    assert closest >= radius, f"link4 came within {closest:.4f} m of the center of a sphere of radius {radius} m"
+    assert np.linalg.norm(tool[-1] - target[:3, 3]) <= 0.002 + 1e-4
+
+
+def test_obstacle_links_must_be_moved_by_the_chain(sim):
+    vf = sim.coupler.create("VF", "VF0", {"end_link": "tcp"})
+    vf.set_param("obstacle_links", ["link4", "link2"])
+    with pytest.raises(RbcParamError, match="parameter 'obstacle_links': link 'finger_left' is not moved by a first"):
+        vf.set_param("obstacle_links", ["finger_left"])
+    with pytest.raises(RbcParamError, match="unknown link 'elbow'"):
+        vf.set_param("obstacle_links", ["elbow"])
+    assert vf.params["obstacle_links"] == ["link4", "link2"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from rbc_helpers import Client, Goal, fake_driver_urdf, joint_goal, start
-from ros_harness import wait_for
+from ros_harness import wait_for, wait_future
 
 pytest.importorskip("rclpy")
 pytest.importorskip("robot_core_interfaces")
@@ -100,6 +100,7 @@ def _gone(pid: int) -> bool:
 
 def test_a_reacher_process_serves_its_node_reaches_and_ends_on_destroy(client, rbc_proc):
     from robot_core_interfaces.action import JointReach
+    from std_srvs.srv import Trigger
 
     res = client.l2_ctrl("create_re", "JR", "JR0")
     assert res.success, res.message
@@ -112,8 +113,12 @@ def test_a_reacher_process_serves_its_node_reaches_and_ends_on_destroy(client, r
     assert not refused[0].successful and "weight" in refused[0].reason
     goal = Goal(client, JointReach, "/JR0/reach", joint_goal(JOINTS, [0.3, -0.2], precision=0.002))
     assert goal.accepted
+    refused = client.call(client.release, Trigger.Request())  # ~/release sees the process's running goal
+    assert goal._result.done() or (not refused.success and "JR0" in refused.message), refused.message
     result = goal.result(60)
     assert result.success, result.message
+    released = client.call(client.release, Trigger.Request())
+    assert released.success, released.message
     with client.servo.lock:
         q = list(client.servo.q)
     assert abs(q[0] - 0.3) < 0.01 and abs(q[1] + 0.2) < 0.01
@@ -172,6 +177,14 @@ def test_sigkill_of_a_reacher_process_mid_goal_the_robot_holds_and_the_rest_runs
           f"gone {listed_gone * 1000:.0f} ms after the SIGKILL (service round trip included); in the 100 ms before "
           f"the kill it changed {moving_before} times")
     assert len(changes) <= 10, "the robot did not hold within 10 coupler cycles (100 ms)"
-    # the killed reacher's goal: its server went with its process
-    wait_for(lambda: not goal_a.ac.server_is_ready(), 30, "the killed reacher's action server gone")
+    # the killed reacher's goal: the rbc node serves it, so its client is answered ABORTED with the reason
+    from action_msgs.msg import GoalStatus
+
+    wait_future(goal_a._result, 30, "the killed reacher's goal result")
+    assert goal_a._result.result().status == GoalStatus.STATUS_ABORTED
+    result_a = goal_a.result(1)
+    assert not result_a.success
+    assert f"'JRa' (process {pids['JRa']})" in result_a.message and "signal SIGKILL" in result_a.message, \
+        result_a.message
+    print(f"the killed reacher's goal: ABORTED, {result_a.message!r}")
     assert "signal SIGKILL" in rbc_proc.output()

@@ -2,38 +2,26 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from rbc_helpers import ARM, load_rc_arm, rc_arm_loop
 
 from robot_core.kinematics import SerialKinematicChain
-from robot_core.model import load_robot
-from robot_core.physics.engine import PhysicsEngine
-from robot_core.rbc.coupler import Coupler
-from robot_core.rbc.engine_loop import EngineLoop, forward_routes
+from robot_core.rbc.engine_loop import EngineLoop
 from robot_core.rbc.errors import RbcGoalError, RbcParamError
 from robot_core.rbc.instance import ABORTED, SUCCEEDED
 from robot_core.rbc.reachers.vector_field import PoseGoal, limit_weights, wdls
 from robot_core.rbc.rotations import matrix_to_quat_xyzw, orientation_error, quat_xyzw_to_matrix
 
-ROOT = Path(__file__).resolve().parents[1]
-ARM = [f"joint{i}" for i in range(1, 8)]
-POS_TOPIC = "/forward_position_controller/commands"
-VEL_TOPIC = "/forward_velocity_controller/commands"
-
 
 @pytest.fixture(scope="module")
 def model():
-    return load_robot(str(ROOT / "urdf" / "rc_arm.urdf"))
+    return load_rc_arm()
 
 
 @pytest.fixture
 def sim(model):
-    loop = EngineLoop(Coupler(model), PhysicsEngine(model, include_visuals=False),
-                      forward_routes(POS_TOPIC, VEL_TOPIC, ARM))
-    loop.publish_state()
-    return loop
+    return rc_arm_loop(model)
 
 
 def limits(model):

@@ -4,7 +4,8 @@ It reads the robot's URDF, builds the coupler from the ``<rbc>`` tags, subscribe
 publishes every cmd topic once per cycle, exposes the middle layer (aggregated per-var topics, get/set
 services) and creates reachers/extenders at run time, each as its own node (robot_core.nodes.rbc_instance_node),
 or, with ``instance_processes``, each as its own process on the shared-memory var table
-(robot_core.nodes.rbc_instance_process, robot_core.rbc.instance_process).
+(robot_core.nodes.rbc_instance_process, robot_core.rbc.instance_process), whose actions this process serves
+(robot_core.ros.rbc_goals over robot_core.rbc.goal_channel) so that a killed reacher's goal is answered.
 
 Parameters (node ``rbc``; read at start, read-only): declared from ``RBC_PARAMS``
 (robot_core.nodes.node_params); the table is in doc/nodes/rbc.md (generated).
@@ -54,7 +55,6 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
-from rclpy.client import Client
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration as RclDuration
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
@@ -75,8 +75,10 @@ from robot_core.rbc.coupler import Coupler
 from robot_core.rbc.errors import RbcConfigError, RbcError
 from robot_core.rbc.instance import ACTIVE
 from robot_core.rbc.naming import graph_clash
+from robot_core.ros.apply_wrench_caller import ApplyWrenchCaller
 from robot_core.ros.parameters import ReadOnlyReasons, declare_specs
-from robot_core.ros.rbc_messages import SelectionError, apply_wrench_request, expand_selection, joint_state_values
+from robot_core.ros.rbc_goals import GoalServer
+from robot_core.ros.rbc_messages import SelectionError, expand_selection, joint_state_values
 from robot_core.text import clip
 
 NODE_NAME = "rbc"
@@ -151,13 +153,17 @@ class RbcNode(ReadOnlyReasons, Node):
         self._warned_stale: set[str] = set()
         self._warned_never: set[str] = set()
         self._started = time.monotonic()
-        self._wrench_clients: dict[str, Client] = {}
+        self._wrench_caller: ApplyWrenchCaller | None = None
         self._description_sub = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._description = ""
         self._description_file: str | None = None  # the description for instance processes (instance_processes)
         self._l2_node: Node | None = None
         self._lost: dict[str, str] = {}  # instance process -> why it was dropped
+        # The actions of instance processes, served here on the helper node so they outlive the process.
+        self._goal_servers: dict[str, GoalServer] = {}
+        self._retiring_servers: list[tuple[str, GoalServer, float]] = []  # (name, server, destroy after)
+        self._servers_lock = threading.Lock()  # the two above: the cycle and the helper node's threads
 
         description, source = self.p["robot_description"], "parameter robot_description"
         if not description and self.p["urdf_path"]:
@@ -385,6 +391,8 @@ class RbcNode(ReadOnlyReasons, Node):
             events = coupler.drain_events()
             if coupler.lost:
                 self._lost.update(coupler.lost)
+                for name, _ in coupler.lost:  # its goal aborts naming the exit; the server goes after that
+                    self._retire_server(name, now)
                 coupler.lost.clear()
             for out in aggregates:
                 out.fill()
@@ -435,6 +443,7 @@ class RbcNode(ReadOnlyReasons, Node):
                 elif remote.ready:
                     res = L2Result(True, f"created {remote.TYPE_NAME} '{name}' (process {remote.pid})", [name],
                                    [remote.TYPE_NAME])
+                    self._serve_process_goals(name)
                 elif remote.exit_reason() is not None:
                     res = L2Result(False, f"instance process '{name}' (pid {remote.pid}) ended "
                                           f"({remote.exit_reason()}) before it was ready; see the log")
@@ -459,21 +468,16 @@ class RbcNode(ReadOnlyReasons, Node):
         from robot_core.rbc.coupler import L2Result
 
         assert self.coupler is not None
-        try:
-            validate_node_name(name)
-        except Exception as exc:
-            return L2Result(False, f"instance name '{clip(name)}' is not a valid ROS node name: "
-                                   f"{clip(str(exc).splitlines()[0], 200)}")
         with self._lock:
             known = {**self.coupler.instances(), **self.coupler.remotes()}
             replacing = name in self.coupler.stopping()
+        refusal = self._name_refusal(name, known, {name} if replacing else set())
+        if refusal is not None:
+            return refusal
         if replacing:  # re-created right after destroy_re: the old process goes first (its node with it)
             self.coupler.finish_stopping(name)
         if name not in known:
-            clash = graph_clash(name, self.get_namespace(), self.get_node_names_and_namespaces(),
-                                {name} if replacing else set())
-            if clash:
-                return L2Result(False, clash)
+            self._finish_server(name)  # a retiring server of that name: the new process's goals go to a new one
         if self._description_file is None:
             with tempfile.NamedTemporaryFile("w", prefix="rbc_description_", suffix=".txt", delete=False) as f:
                 f.write(self._description if "<" in self._description else Path(self._description).read_text())
@@ -481,7 +485,8 @@ class RbcNode(ReadOnlyReasons, Node):
         spec = {"description_file": self._description_file, "package_dirs": list(self.p["package_dirs"]),
                 "namespace": self.get_namespace(), "feedback_period": 1.0 / self.p["feedback_rate"],
                 "output_rate": self.p["output_rate"], "use_sim_time": bool(self.get_parameter("use_sim_time").value),
-                "cs_service_mode": not self.coupler.table.entries("tau_ext"), "frame_prefix": self.p["frame_prefix"]}
+                "cs_service_mode": not self.coupler.table.entries("tau_ext"), "frame_prefix": self.p["frame_prefix"],
+                "apply_wrench_service": self.p["apply_wrench_service"]}
         self._lost.pop(name, None)
         with self._lock:
             try:
@@ -546,34 +551,17 @@ class RbcNode(ReadOnlyReasons, Node):
 
     # --- ContactSimulation's simulator calls ------------------------------------------------------------------
     def _call_apply_wrench(self, name: str, request: dict[str, Any], goal_id: int) -> None:
-        service = self.p["apply_wrench_service"]
-        client = self._wrench_clients.get(service)
-        if client is None:
-            client = self._wrench_clients[service] = self.create_client(_srv("ApplyWrench"), service)
+        if self._wrench_caller is None:
+            self._wrench_caller = ApplyWrenchCaller(self, self.p["apply_wrench_service"])
 
-        def fail(reason: str) -> None:
-            self._log.error(f"'{name}': {reason}")
-            node = self._instances.get(name)
-            if node is not None and any(request["force"] + request["torque"]):
-                node.fail_goal(goal_id, f"'{name}': {reason}")
+        def abort(reason: str) -> None:
+            assert self.coupler is not None
+            with self._lock:
+                inst = self.coupler.instances().get(name)
+                if inst is not None:
+                    inst.abort(goal_id, reason)
 
-        if not client.service_is_ready():
-            fail(f"service '{service}' is not available; the contact wrench was not applied")
-            return
-        try:
-            future = client.call_async(apply_wrench_request(request))
-        except Exception as exc:
-            fail(f"apply-wrench request not sent: {exc}")
-            return
-
-        def done(f: Any) -> None:
-            exc = f.exception()
-            if exc is not None:
-                fail(f"'{service}' failed: {exc}")
-            elif not f.result().success:
-                fail(f"'{service}' refused the wrench: {f.result().message}")
-
-        future.add_done_callback(done)
+        self._wrench_caller.call(name, request, abort)
 
     # --- services ---------------------------------------------------------------------------------------------
     def _srv_get_vars(self, request: Any, response: Any) -> Any:
@@ -606,6 +594,10 @@ class RbcNode(ReadOnlyReasons, Node):
         with self._lock:
             driving = [n for n, i in self.coupler.instances().items() if i.KIND == "reacher" and
                        i.status().state == ACTIVE]
+        with self._servers_lock:
+            servers = dict(self._goal_servers)
+        driving += [n for n, server in servers.items() if server.active()]  # instance processes
+        with self._lock:
             if driving:
                 response.success = False
                 response.message = f"reachers {driving} are running; cancel their goals first"
@@ -627,8 +619,14 @@ class RbcNode(ReadOnlyReasons, Node):
         if cmd == "create_re":
             res = self._create_instance(data, name)
         elif cmd == "destroy_re":
+            with self._servers_lock:
+                server = self._goal_servers.get(name)
+            if server is not None:  # an instance process: its running goal aborts "destroyed" before it ends
+                server.close()
             with self._lock:
                 res = self.coupler.l2_ctrl(cmd, data, name)
+            if res.success and server is not None:
+                self._retire_server(name, time.monotonic())
             node = self._instances.pop(name, None) if res.success else None
             if node is not None:
                 node.close()
@@ -646,16 +644,9 @@ class RbcNode(ReadOnlyReasons, Node):
         from robot_core.rbc.coupler import L2Result
 
         assert self.coupler is not None
-        try:
-            validate_node_name(name)
-        except Exception as exc:
-            return L2Result(False, f"instance name '{clip(name)}' is not a valid ROS node name: "
-                                   f"{clip(str(exc).splitlines()[0], 200)}")
-        if name not in self.coupler.instances():  # an existing instance: the coupler says so below
-            retiring = {old.get_name() for old, _, _ in self._retiring}
-            clash = graph_clash(name, self.get_namespace(), self.get_node_names_and_namespaces(), retiring)
-            if clash:
-                return L2Result(False, clash)
+        refusal = self._name_refusal(name, self.coupler.instances(), {old.get_name() for old, _, _ in self._retiring})
+        if refusal is not None:
+            return refusal
         for i, (old, _, _) in enumerate(list(self._retiring)):
             if old.get_name() == name:  # re-created right after destroy_re: finish the old node now
                 self._retiring.pop(i)
@@ -681,6 +672,46 @@ class RbcNode(ReadOnlyReasons, Node):
         self._log.info(f"created {inst.TYPE_NAME} '{name}' (node {node.get_fully_qualified_name()})")
         return res
 
+    def _name_refusal(self, name: str, known: Any, leaving: set[str]) -> Any:
+        """Why ``name`` cannot be a new instance's node name (not a valid ROS node name, or taken on the graph by
+        a node that is not one of ``known`` instances nor ``leaving``), as an L2Result; None when it can."""
+        from robot_core.rbc.coupler import L2Result
+
+        invalid = _valid_node_name(name)
+        if invalid is not None:
+            return L2Result(False, invalid)
+        if name in known:  # an existing instance: the coupler says so
+            return None
+        clash = graph_clash(name, self.get_namespace(), self.get_node_names_and_namespaces(), leaving)
+        return L2Result(False, clash) if clash else None
+
+    def _serve_process_goals(self, name: str) -> None:
+        """Serve the actions of the new instance process ``name`` here (they outlive the process)."""
+        assert self.coupler is not None
+        remote = self.coupler.remote(name)
+        if remote is None or remote.goals is None or remote.KIND != "reacher":
+            return
+        ns = self.get_namespace().rstrip("/")
+        server = GoalServer(self._l2_server(), remote.goals, threading.Lock(), f"{ns}/{name}",
+                            1.0 / self.p["feedback_rate"])
+        with self._servers_lock:
+            self._goal_servers[name] = server
+
+    def _retire_server(self, name: str, now: float) -> None:
+        with self._servers_lock:
+            server = self._goal_servers.pop(name, None)
+            if server is not None:
+                self._retiring_servers.append((name, server, now + RETIRE_GRACE))
+
+    def _finish_server(self, name: str) -> None:
+        with self._servers_lock:
+            old = [e for e in self._retiring_servers if e[0] == name]
+            for entry in old:
+                self._retiring_servers.remove(entry)
+        for _, server, _ in old:
+            server.close()
+            server.destroy()
+
     def _retire(self, now: float) -> None:
         keep = []
         for node, when, removed in self._retiring:
@@ -692,6 +723,12 @@ class RbcNode(ReadOnlyReasons, Node):
             else:
                 node.destroy_node()
         self._retiring = keep
+        if self._retiring_servers:
+            with self._servers_lock:
+                due = [e for e in self._retiring_servers if now >= e[2] and not e[1].executing]
+                self._retiring_servers = [e for e in self._retiring_servers if e not in due]
+            for _, server, _ in due:  # their aborted goals' results went out first
+                server.destroy()
 
     def _finish_retiring(self, node: InstanceNode) -> None:
         self.instance_executor.remove_node(node)
@@ -705,6 +742,8 @@ class RbcNode(ReadOnlyReasons, Node):
             return
         for node in self._instances.values():
             node.close()
+        for server in self._goal_servers.values():
+            server.close()
         now = time.monotonic()
         with self._lock:
             for name in list(coupler.instances()) + list(coupler.remotes()):
@@ -723,7 +762,8 @@ class RbcNode(ReadOnlyReasons, Node):
     def drain_goals(self, executor: Any, timeout: float = 2.0) -> None:
         """After safe_stop: give aborted goals the time to finish and their results the time to reach clients."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and any(n.executing for n in self._instances.values()):
+        while time.monotonic() < deadline and any(
+                n.executing for n in [*self._instances.values(), *self._goal_servers.values()]):
             executor.spin_once(timeout_sec=0.02)
         end = min(deadline, time.monotonic() + 0.3)
         while time.monotonic() < end:
@@ -736,11 +776,26 @@ class RbcNode(ReadOnlyReasons, Node):
             node.destroy_node()
         self._instances.clear()
         self._retiring.clear()
+        for server in [*self._goal_servers.values(), *(s for _, s, _ in self._retiring_servers)]:
+            with contextlib.suppress(Exception):
+                server.destroy()
+        self._goal_servers.clear()
+        self._retiring_servers.clear()
         if self._l2_node is not None:
             with contextlib.suppress(Exception):
                 self.instance_executor.remove_node(self._l2_node)
             self._l2_node.destroy_node()
             self._l2_node = None
+
+
+def _valid_node_name(name: str) -> str | None:
+    """Why ``name`` is not a valid ROS node name (None when it is)."""
+    try:
+        validate_node_name(name)
+    except Exception as exc:
+        return (f"instance name '{clip(name)}' is not a valid ROS node name: "
+                f"{clip(str(exc).splitlines()[0], 200)}")
+    return None
 
 
 def _srv(name: str) -> Any:

@@ -11,7 +11,9 @@ node's ``instance_processes``, the same class serves the instance in a process o
   weight, gains ...; CS/TC: link, point, ...). They can be set at any time (``ros2 param set /JR0 kp 3.0``);
   the set-parameters callback validates them in the core and applies all or none, and a refusal's reason
   names the instance and the parameter. Number parameters accept integers (``weight 1``).
-* **Actions** (types with goals): JR ``/<name>/reach`` (robot_core_interfaces/action/JointReach), VF
+* **Actions** (types with goals; robot_core.ros.rbc_goals, served here for an instance in the rbc process, by
+  the rbc node for an instance process so that they outlive it): JR ``/<name>/reach``
+  (robot_core_interfaces/action/JointReach), VF
   ``/<name>/reach`` (CartesianReach), CS ``/<name>/apply`` (ApplyContact); and, under the names and types of the
   RBC's own documentation, JR ``/<name>/action`` (rbc_actions/action/JointReacher) and VF ``/<name>/action``
   (rbc_actions/action/VF). Both actions of an instance drive the same core, so a goal on one pre-empts a goal
@@ -38,7 +40,6 @@ from typing import Any
 
 from geometry_msgs.msg import TransformStamped, WrenchStamped
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -47,9 +48,9 @@ from std_srvs.srv import Trigger
 
 from robot_core.physics.frame_prefix import FramePrefix
 from robot_core.rbc.errors import RbcError
-from robot_core.rbc.instance import ABORTED, ACTIVE, CANCELED, SUCCEEDED, ParamSpec, RbcInstance
-from robot_core.ros.action_qos import action_server_options
-from robot_core.ros.rbc_messages import ActionSpec, actions_for, derived_messages, jsonable
+from robot_core.rbc.instance import ParamSpec, RbcInstance
+from robot_core.ros.rbc_goals import GoalServer
+from robot_core.ros.rbc_messages import derived_messages, jsonable
 
 CONTACT_TYPES = ("CS", "TC")
 _ARRAY_TYPES = {"str_list": Parameter.Type.STRING_ARRAY, "float_list": Parameter.Type.DOUBLE_ARRAY}
@@ -60,7 +61,7 @@ class InstanceNode(Node):
 
     def __init__(self, inst: RbcInstance, lock: threading.Lock, derived: dict[str, Any], *,
                  namespace: str = "", context: Any = None, feedback_period: float = 0.05,
-                 use_sim_time: bool = False, frame_prefix: str = ""):
+                 use_sim_time: bool = False, frame_prefix: str = "", serve_actions: bool = True):
         super().__init__(inst.name, namespace=namespace, context=context, use_global_arguments=False,
                          parameter_overrides=[Parameter("use_sim_time", value=use_sim_time)])
         self.inst = inst
@@ -68,28 +69,13 @@ class InstanceNode(Node):
         self._derived = derived  # the coupler's name -> derived data (read under the lock)
         self._period = feedback_period
         self._frames = FramePrefix(frame_prefix)  # the robot's tf frames under a namespace: arm1/<frame>
-        self._closing = threading.Event()
-        self._pending: dict[int, tuple[Any, int]] = {}  # id(goal message) -> (message, core goal id)
-        self._actions: list[ActionServer] = []
-        self._failure: tuple[int, str] | None = None  # (core goal id, reason) set from outside, e.g. a failed call
-        self.last_rejection = ""
-        self._running: set[int] = set()  # goals whose execute callback has not returned yet
         self._group = ReentrantCallbackGroup()
         self._specs = {p.name: p for p in inst.param_specs()}
         self._declare_parameters()
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        for spec in actions_for(inst.TYPE_NAME):
-            try:
-                action_type = spec.action_type()
-            except ImportError as exc:  # an environment set up before the package existed: serve the others
-                self.get_logger().warning(f"action '~/{spec.suffix}' ({spec.module}/{spec.type_name}) not served: "
-                                          f"{exc}; run the set-up (make setup) to build it")
-                continue
-            self._actions.append(ActionServer(
-                self, action_type, f"~/{spec.suffix}",
-                execute_callback=lambda handle, spec=spec: self._execute(spec, handle),
-                goal_callback=lambda goal, spec=spec: self._on_goal(spec, goal),
-                cancel_callback=lambda _h: CancelResponse.ACCEPT, **action_server_options()))
+        # Actions: here for an instance in the rbc process; for an instance process the rbc node serves them.
+        self.goals = GoalServer(self, inst, lock, "~", feedback_period) if serve_actions else None
+        self._rejected = ""  # the latest goal rejection when the rbc node serves the actions (set_rejection)
         for name in inst.TOPIC_PARAMS:
             self.create_subscription(Float64MultiArray, f"~/{name}",
                                      lambda msg, name=name: self._on_param_topic(name, msg), 10,
@@ -141,77 +127,17 @@ class InstanceNode(Node):
             self.get_logger().warning(f"'~/{name}' message refused: {result.reason}")
 
     # --- goals ------------------------------------------------------------------------------------------------
-    def _on_goal(self, spec: ActionSpec, goal: Any) -> GoalResponse:
-        if self._closing.is_set():
-            return GoalResponse.REJECT
-        try:
-            core_goal = spec.to_goal(goal)
-            with self._lock:
-                gid = self.inst.start_goal(core_goal)
-                self._pending[id(goal)] = (goal, gid)
-        except (RbcError, ValueError, KeyError) as exc:
-            self.last_rejection = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-            self.get_logger().warning(f"goal rejected: {self.last_rejection}")
-            return GoalResponse.REJECT
-        except Exception as exc:
-            self.last_rejection = f"{self.inst.label()}: {type(exc).__name__}: {exc}"
-            self.get_logger().error(f"goal rejected: {self.last_rejection}")
-            return GoalResponse.REJECT
-        return GoalResponse.ACCEPT
-
-    def fail_goal(self, goal_id: int, reason: str) -> None:
-        """Abort the running goal ``goal_id`` from outside (e.g. the simulator refused an apply-wrench call)."""
-        self._failure = (goal_id, reason)
-
-    def _execute(self, spec: ActionSpec, handle: Any) -> Any:
-        self._running.add(id(handle))
-        try:
-            return self._run_goal(spec, handle)
-        finally:
-            self._running.discard(id(handle))
-
     @property
     def executing(self) -> int:
-        return len(self._running)
+        return 0 if self.goals is None else self.goals.executing
 
-    def _run_goal(self, spec: ActionSpec, handle: Any) -> Any:
-        entry = self._pending.pop(id(handle.request), None)
-        if entry is None or entry[0] is not handle.request:
-            handle.abort()
-            return spec.result(False, f"{self.inst.label()}: goal was not started", {})
-        gid = entry[1]
-        last_feedback: dict[str, Any] | None = None
-        while True:
-            closing = self._closing.wait(self._period)
-            with self._lock:
-                st = self.inst.status()
-                failure = self._failure if self._failure is not None and self._failure[0] == gid else None
-                if st.goal_id != gid:
-                    state, message, feedback, result = ABORTED, "preempted by a newer goal", {}, {}
-                elif closing or failure is not None or (handle.is_cancel_requested and st.state == ACTIVE):
-                    if st.state == ACTIVE:
-                        self.inst.cancel()
-                    if closing:
-                        state, message = ABORTED, f"{self.inst.label()} was destroyed"
-                    elif failure is not None:
-                        state, message = ABORTED, failure[1]
-                    else:
-                        state, message = CANCELED, "canceled"
-                    feedback, result = {}, dict(st.result)
-                else:
-                    state, message, feedback, result = st.state, st.message, dict(st.feedback), dict(st.result)
-            if state != ACTIVE:
-                break
-            if feedback and feedback != last_feedback:
-                handle.publish_feedback(spec.feedback(feedback))
-                last_feedback = feedback
-        if state == SUCCEEDED:
-            handle.succeed()
-        elif state == CANCELED and handle.is_cancel_requested:
-            handle.canceled()
-        else:
-            handle.abort()
-        return spec.result(state == SUCCEEDED, message, result)
+    @property
+    def last_rejection(self) -> str:
+        return self._rejected if self.goals is None else self.goals.last_rejection
+
+    def set_rejection(self, reason: str) -> None:
+        """The latest goal rejection, when the goals are served elsewhere (the rbc node, for a process)."""
+        self._rejected = reason
 
     # --- status and outputs -----------------------------------------------------------------------------------
     def _on_status(self, _request: Any, response: Any) -> Any:
@@ -241,13 +167,13 @@ class InstanceNode(Node):
 
     def close(self) -> None:
         """Stop serving: running goals abort with "destroyed", new goals are rejected."""
-        self._closing.set()
+        if self.goals is not None:
+            self.goals.close()
 
     def destroy_node(self) -> None:
         # Node.destroy_node leaves waitables alone, and the action server keeps the node alive (still in the graph).
-        for action in self._actions:
-            action.destroy()
-        self._actions = []
+        if self.goals is not None:
+            self.goals.destroy()
         super().destroy_node()
 
 

@@ -2,17 +2,20 @@
 
 Started by the rbc node on ``create_re`` with ``PROCESS_ARGV`` and a JSON spec (robot_core.rbc.instance_process):
 the instance steps on the shared-memory var table once per coupler cycle (``InstanceRunner``) and serves, on its
-own ROS node named after it, the same action, parameters, parameter topics and ``~/status`` as in-process
-(robot_core.nodes.rbc_instance_node.InstanceNode, the same class). Contact types publish their wrenches and their
-contact frame on ``/tf`` from here. It ends on end of file from the coupler (``destroy_re``, rbc shutdown):
-running goals abort ("destroyed") and their results go out first. Exit code 2 when it cannot start (the
-coupler then answers ``create_re`` with the reason).
+own ROS node named after it, the same parameters, parameter topics and ``~/status`` as in-process
+(robot_core.nodes.rbc_instance_node.InstanceNode, the same class). Its actions are served by the rbc node, which
+outlives it, and reach the instance over the goal channel (robot_core.rbc.goal_channel). Contact types publish
+their wrenches and their contact frame on ``/tf`` from here, and ContactSimulation in mode ``service`` calls the
+simulator's apply-wrench service from here (robot_core.ros.apply_wrench_caller). It ends on end of file from the
+coupler (``destroy_re``, rbc shutdown). Exit code 2 when it cannot start (the coupler then answers
+``create_re`` with the reason).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import sys
 import threading
 import time
@@ -24,17 +27,22 @@ EXIT_START_FAILED = 2
 
 def main(argv: list[str] | None = None) -> int:
     import rclpy
+    import rclpy.signals
     from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
     from robot_core.nodes.rbc_instance_node import InstanceNode
     from robot_core.rbc.instance_process import InstanceRunner, load_model, set_parent_death_signal
+    from robot_core.ros.apply_wrench_caller import ApplyWrenchCaller
 
     args = sys.argv[1:] if argv is None else argv
     spec = json.loads(args[-1])
     set_parent_death_signal()
     name = str(spec.get("name", "?"))
-    rclpy.init(args=[])
+    # Ctrl-C (SIGINT to the whole process group) is the rbc node's to handle: it ends its instances through the
+    # tick pipe after its last cycle. Here it only raised KeyboardInterrupt mid-step.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    rclpy.init(args=[], signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     log = rclpy.logging.get_logger(f"rbc.{name}")
     try:
         runner = InstanceRunner(load_model(spec), spec, log=log.error)
@@ -44,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         node = InstanceNode(inst, runner.lock, runner.derived, namespace=str(spec.get("namespace", "")),
                             feedback_period=float(spec.get("feedback_period", 0.05)),
                             use_sim_time=bool(spec.get("use_sim_time", False)),
-                            frame_prefix=str(spec.get("frame_prefix", "")))
+                            frame_prefix=str(spec.get("frame_prefix", "")), serve_actions=False)
+        if runner.goals is not None:
+            runner.goals.on_reject = node.set_rejection
     except Exception as exc:
         log.fatal(f"instance '{name}' ({spec.get('type')}) cannot start: {type(exc).__name__}: {exc}")
         rclpy.try_shutdown()
@@ -64,18 +74,25 @@ def main(argv: list[str] | None = None) -> int:
     thread.start()
     output_period = 1.0 / float(spec.get("output_rate", 50.0))
     next_output = [0.0]
-    warned: set[str] = set()
+    caller: list[ApplyWrenchCaller] = []
+
+    def abort(goal_id: int, reason: str) -> None:
+        with runner.lock:
+            inst.abort(goal_id, reason)
 
     def outputs(result: Any) -> None:
-        """Wrenches and the contact frame at output_rate; what only the rbc process can do is reported once."""
+        """The simulator call of every apply-wrench request; wrenches and the contact frame at output_rate."""
+        request = result.derived.get("apply_wrench_request")
+        if request is not None:
+            if not caller:
+                caller.append(ApplyWrenchCaller(node, str(spec.get("apply_wrench_service", "simulator/apply_wrench"))))
+            with runner.lock:
+                goal_id = inst.status().goal_id
+            caller[0].call(name, request, lambda reason, gid=goal_id: abort(gid, reason))
         now = time.monotonic()
         if not result.derived or now < next_output[0]:
             return
         next_output[0] = now + output_period
-        if "apply_wrench_request" in result.derived and "apply" not in warned:
-            warned.add("apply")
-            log.error(f"'{name}': ContactSimulation in mode 'service' calls the simulator from the rbc process "
-                      f"only; as a process it applies nothing (use instance_processes: false)")
         try:
             t = node.publish_derived(result.derived, node.get_clock().now().to_msg())
             if t is not None:
@@ -92,12 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         reason = f"{type(exc).__name__}: {exc}"
         log.error(f"'{name}' stopped: {reason}")
     finally:
-        node.close()  # running goals abort with "destroyed"; let their results go out
-        deadline = time.monotonic() + 2.0
-        while node.executing and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.2)
+        node.close()
+        time.sleep(0.2)  # let the last outputs and calls go out
         executor.shutdown(timeout_sec=1.0)
+        thread.join(timeout=2.0)  # a spin thread still in rcl at exit aborts the process (std::terminate)
         node.destroy_node()
         runner.close()
         rclpy.try_shutdown()

@@ -197,6 +197,15 @@ class RbcInstance:
     def _on_cancel(self) -> None:
         """Subclass hook."""
 
+    def abort(self, goal_id: int, message: str) -> bool:
+        """Abort goal ``goal_id`` from outside (e.g. the simulator refused ContactSimulation's wrench) if it is
+        still the running one; the instance stops as on cancel. True when it was aborted."""
+        if self._status.goal_id != goal_id or self._status.state != ACTIVE:
+            return False
+        self._finish(ABORTED, message)
+        self._on_cancel()
+        return True
+
     def update(self, now: float, dt: float, state: VarView) -> UpdateResult:
         raise NotImplementedError
 

@@ -30,6 +30,7 @@ import math
 import os
 import select
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -40,6 +41,7 @@ import numpy as np
 
 from robot_core.model.robot_model import RobotModel
 from robot_core.rbc.context import POSITION_MODE, RbcContext
+from robot_core.rbc.goal_channel import GoalHost, GoalProxy
 from robot_core.rbc.instance import ABORTED, ACTIVE, RbcInstance, UpdateResult
 from robot_core.rbc.registry import register, resolve_type
 from robot_core.rbc.shared_table import SharedOutputs, SharedState, cmd_keys
@@ -64,7 +66,8 @@ def exit_text(code: int) -> str:
 class RemoteInstance:
     """The coupler's side of one instance process: its outputs, liveness and the tick pipe."""
 
-    def __init__(self, name: str, cls: type[RbcInstance], outputs: SharedOutputs, proc: subprocess.Popen):
+    def __init__(self, name: str, cls: type[RbcInstance], outputs: SharedOutputs, proc: subprocess.Popen,
+                 goal_sock: socket.socket | None = None):
         self.name = name
         self.cls = cls
         self.type_key = cls.TYPE_NAME  # the type name create_re was given (the coupler sets it)
@@ -78,6 +81,9 @@ class RemoteInstance:
         self._last_beat = 0
         self._beat_time = time.monotonic()
         self.quiet = False  # no step for HANG_TIMEOUT s (reported once per quiet spell)
+        # The instance's goals, started from the coupler's process (robot_core.rbc.goal_channel).
+        self.goals = None if goal_sock is None else GoalProxy(goal_sock, name, cls.TYPE_NAME, cls.KIND, self.label,
+                                                              self.exit_reason)
 
     @property
     def pid(self) -> int:
@@ -133,20 +139,27 @@ class RemoteInstance:
 
     def close(self) -> None:
         self.outputs.close()
+        if self.goals is not None:
+            self.goals.close()
 
 
 def spawn(argv: list[str], spec: Mapping[str, Any], name: str, cls: type[RbcInstance], keys: list[tuple[str, str]],
           env: Mapping[str, str] | None = None) -> RemoteInstance:
-    """Create the outputs block and start ``argv + [spec as JSON]`` with the tick pipe as its stdin."""
+    """Create the outputs block and start ``argv + [spec as JSON]`` with the tick pipe as its stdin and one end of
+    the goal channel as file descriptor ``goal_fd``."""
     outputs = SharedOutputs(keys, cls.SHARED_OUTPUTS)
-    full = dict(spec, outputs_block=outputs.name, parent_pid=os.getpid())
+    ours, theirs = socket.socketpair()
+    full = dict(spec, outputs_block=outputs.name, parent_pid=os.getpid(), goal_fd=theirs.fileno())
     try:
         proc = subprocess.Popen([*argv, json.dumps(full)], stdin=subprocess.PIPE, close_fds=True,
-                                env=dict(env) if env is not None else None)
+                                pass_fds=(theirs.fileno(),), env=dict(env) if env is not None else None)
     except OSError:
         outputs.close()
+        ours.close()
         raise
-    return RemoteInstance(name, cls, outputs, proc)
+    finally:
+        theirs.close()
+    return RemoteInstance(name, cls, outputs, proc, ours)
 
 
 # --- inside the process ---------------------------------------------------------------------------------------
@@ -184,6 +197,9 @@ class InstanceRunner:
         self.derived: dict[str, Any] = {}  # name -> latest derived data (the ROS node's status shows it)
         self.log = log
         self._last_now: float | None = None
+        fd = spec.get("goal_fd")
+        self.goals = None if fd is None else GoalHost(socket.socket(fileno=int(fd)), self.inst, self.lock,
+                                                      float(spec.get("feedback_period", 0.05)))
 
     def shared_output(self, instance: str, key: str) -> np.ndarray:
         """An extender's shared output; KeyError naming the instances this process can read."""
@@ -230,11 +246,14 @@ class InstanceRunner:
               after_step: Callable[[UpdateResult], None] | None = None) -> str:
         """Step once per tick from ``fd`` until end of file or ``alive()`` turns False; returns why it ended."""
         parent = self.spec.get("parent_pid")
+        watched: list[Any] = [fd] if self.goals is None else [fd, self.goals]
         while alive():
-            ready, _, _ = select.select([fd], [], [], 0.2)
+            ready, _, _ = select.select(watched, [], [], 0.2)
             if parent is not None and os.getppid() != parent:
                 return "the coupler process is gone"
-            if not ready:
+            if self.goals is not None and self.goals in ready and not self.goals.handle():
+                watched = [fd]  # the coupler closed the goal channel; the tick pipe says when to end
+            if fd not in ready:
                 continue
             try:
                 data = os.read(fd, 4096)
@@ -243,6 +262,8 @@ class InstanceRunner:
             if not data:
                 return "the coupler closed the tick pipe"
             result = self.step()
+            if self.goals is not None:
+                self.goals.after_step()
             if after_step is not None:
                 after_step(result)
         return "shut down"
@@ -251,6 +272,9 @@ class InstanceRunner:
         for block in [self.state, self.outputs, *self.inputs.values()]:
             with contextlib.suppress(Exception):
                 block.close()
+        if self.goals is not None:
+            with contextlib.suppress(OSError):
+                self.goals.sock.close()
 
 
 def _resolve(spec: Mapping[str, Any]) -> type[RbcInstance]:

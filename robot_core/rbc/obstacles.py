@@ -13,8 +13,10 @@ the *linear* part of the field at the end link's origin (the point the reacher b
   tracking lag, or an obstacle moved onto it) back out.
 
 So a point that starts outside ``clearance`` never moves towards an obstacle once it is that close: in the
-continuous field its clearance cannot fall below ``clearance``. Only the end link's origin is guarded, not the
-rest of the arm. Where the goal lies within an obstacle's clearance the goal is refused: it cannot be reached.
+continuous field its clearance cannot fall below ``clearance``. The VectorField guards its end link's origin so,
+and the origins of its ``obstacle_links`` by a constraint of the same shape on their velocities
+(robot_core.rbc.reachers.vector_field). Where the goal lies within an obstacle's clearance the goal is refused:
+it cannot be reached.
 ROS-free and numpy only.
 """
 

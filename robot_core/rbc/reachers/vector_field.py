@@ -14,9 +14,11 @@ Poses are in the ``base_link`` frame (goal position + quaternion x, y, z, w as i
 is every movable joint from ``base_link`` down to ``end_link``, found by walking the tree.
 
 Obstacles (spheres and planes in ``base_link``, parameters ``obstacle_spheres`` / ``obstacle_planes``) bend the
-linear part of the field around them (robot_core.rbc.obstacles). A goal's precision is either the length of
-the error (``linear_precision`` / ``angular_precision``) or, when ``linear_tolerance`` / ``angular_tolerance``
-are given, a bound per base_link axis; a timeout of ``math.inf`` means none.
+linear part of the field around them (robot_core.rbc.obstacles); the origins of ``obstacle_links`` (e.g. the
+elbow) keep out of them too, the end link's field then followed in the freedom left (``_guard_links``).
+A goal's precision is either the length of the error (``linear_precision`` / ``angular_precision``) or, when
+``linear_tolerance`` / ``angular_tolerance`` are given, a bound per base_link axis; a timeout of ``math.inf``
+means none.
 """
 
 from __future__ import annotations
@@ -108,6 +110,8 @@ class VectorField(Reacher):
                   minimum=0.0),
         ParamSpec("obstacle_influence", "float", 0.1, "distance to an obstacle's surface below which the field "
                   "bends around it (m)", minimum=0.0),
+        ParamSpec("obstacle_links", "str_list", [], "more links whose origins keep out of the obstacles (links "
+                  "moved by the first joints of the chain, e.g. the elbow's; the end link always does)"),
     )
 
     TOPIC_PARAMS = ("obstacle_spheres", "obstacle_planes")
@@ -131,6 +135,7 @@ class VectorField(Reacher):
         self.last_error_vector = np.full(6, math.nan)
         self._lin_tol: np.ndarray | None = None
         self._ang_tol: np.ndarray | None = None
+        self._guards: list[tuple[str, Any, int]] = []  # (obstacle link, its chain, its number of joints)
 
     # --- parameters -----------------------------------------------------------------------------
     def _base(self, staged: dict[str, Any]) -> str:
@@ -148,6 +153,27 @@ class VectorField(Reacher):
                 raise ValueError(f"no movable joint between '{base}' and '{staged['end_link']}'")
             self.context.check_joint_vars(joints, staged["state_var"], "state")
             self.context.check_joint_vars(joints, staged["output_var"], "cmd")
+        if name in ("base_link", "end_link", "obstacle_links") and staged["end_link"]:
+            self._guarded_joints(staged)
+
+    def _guarded_joints(self, staged: dict[str, Any]) -> list[int]:
+        """Per obstacle link, how many of the chain's first joints move it; ValueError naming a link that is not
+        moved by a first part of the chain base_link -> end_link alone."""
+        base = self._base(staged)
+        joints = self.context.chain_joints(base, staged["end_link"])
+        counts = []
+        for link in staged["obstacle_links"]:
+            if link not in self.context.model.links:
+                raise ValueError(f"unknown link '{link}' in robot '{self.context.model.name}'")
+            try:
+                own = self.context.chain_joints(base, link)
+            except ValueError:
+                own = None
+            if own is None or not own or own != joints[:len(own)]:
+                raise ValueError(f"link '{link}' is not moved by a first part of the chain '{base}' -> "
+                                 f"'{staged['end_link']}' (joints {joints}) alone")
+            counts.append(len(own))
+        return counts
 
     def _params_changed(self, names: set[str]) -> None:
         if names & {"obstacle_spheres", "obstacle_planes", "obstacle_clearance"}:
@@ -158,6 +184,8 @@ class VectorField(Reacher):
                 if self._status.state == ACTIVE:
                     self._finish(ABORTED, f"obstacles changed: {blocked}")
                 self._has_target = self._holding = False
+        if names & {"base_link", "end_link", "obstacle_links"}:
+            self._guards = []
         if names & {"base_link", "end_link"}:
             if self._status.state == ACTIVE:
                 self._finish(ABORTED, "chain changed while a goal was active")
@@ -175,6 +203,14 @@ class VectorField(Reacher):
         lims = [self.context.limits(j) for j in self._joints]
         self._lower = np.array([lo for lo, _ in lims])
         self._upper = np.array([hi for _, hi in lims])
+        self._ensure_guards()
+
+    def _ensure_guards(self) -> None:
+        if self._guards or not self.params["obstacle_links"]:
+            return
+        base = self._base(self.params)
+        self._guards = [(link, self.context.chain(base, link), n) for link, n in
+                        zip(self.params["obstacle_links"], self._guarded_joints(self.params), strict=True)]
 
     @property
     def joints(self) -> list[str]:
@@ -271,6 +307,8 @@ class VectorField(Reacher):
         else:
             qdot = wdls(jac, xdot, weights, lam)
         self.last_weights = weights
+        if self._obstacles and self.params["obstacle_links"]:
+            qdot = self._guard_links(q, qdot, jac, xdot, weights, lam)
         peak = float(np.max(np.abs(qdot))) if qdot.size else 0.0
         qmax = self.params["max_joint_velocity"]
         if peak > qmax > 0:
@@ -278,6 +316,43 @@ class VectorField(Reacher):
         if dt > 0:
             qdot = np.clip(qdot, (self._lower - q) / dt, (self._upper - q) / dt)
         return qdot, lin_err, ang_err
+
+    def _guard_links(self, q: np.ndarray, qdot: np.ndarray, jac: np.ndarray, xdot: np.ndarray,
+                     weights: np.ndarray, lam: float) -> np.ndarray:
+        """Joint velocities that keep each obstacle link's origin out of the obstacles, the end link's task done
+        in what freedom is left (a 7-joint arm moves its elbow around a sphere and still reaches the goal).
+
+        For each obstacle link within ``obstacle_influence`` of a surface and heading into it, its velocity along
+        the surface normal ``n`` becomes a constraint ``g . qdot = d`` with ``g = J_link^T n``: the inward speed
+        scaled down by ``(influence - s) / (influence - clearance)`` (to zero at the clearance), plus the push
+        out below the clearance. The end link's twist is then met in the constraints' null space."""
+        self._ensure_guards()
+        clearance, influence = self.params["obstacle_clearance"], self.params["obstacle_influence"]
+        influence = max(influence, clearance + 1e-6)
+        rows, wanted = [], []
+        for _link, chain, n in self._guards:
+            p = chain.forward_kinematics(q[:n])[:3, 3]
+            jl = np.asarray(chain.jacobian(q[:n]), dtype=float)[:3]
+            for obs in self._obstacles:
+                s, normal = obs.clearance(p)
+                if s >= influence:
+                    continue
+                g = np.zeros(len(q))
+                g[:n] = jl.T @ normal
+                inward = float(g @ qdot)
+                push = 2.0 * (clearance - s) if s < clearance else 0.0
+                if inward >= push:
+                    continue
+                a = min(1.0, max(0.0, (influence - s) / (influence - clearance)))
+                rows.append(g)
+                wanted.append((1.0 - a) * inward + push)
+        if not rows:
+            return qdot
+        gm = np.array(rows)
+        g_pinv = np.linalg.pinv(gm, rcond=1e-6)
+        q0 = g_pinv @ np.array(wanted)
+        null = np.eye(len(q)) - g_pinv @ gm
+        return q0 + null @ wdls(jac @ null, xdot - jac @ q0, weights, lam)
 
     def _where(self) -> dict[str, Any]:
         """End-link pose (position, quaternion x y z w) and the error vector of the last cycle, for messages."""
