@@ -11,9 +11,10 @@ running as one ``mj_step(m, d, nstep)`` call. The same brake as two one-sided Mu
 
 MuJoCo evaluates and clamps them at every step from that step's velocity, as the engine does, and leaves a
 clamped actuator's damping out of the implicit integrators' velocity derivative (checked on MuJoCo 4.0 by
-``test/test_velocity_limiter.py``), so below the limit the joint feels nothing of ``k``. The joint's actuator force range (its
-URDF effort limit) bounds the sum of motor and brake, as before. ``k`` is the engine's: the joint inertia at the
-initial pose over the timestep, x10 under the implicit integrators (the damping is integrated implicitly).
+``test/test_velocity_limiter.py``), so below the limit the joint feels nothing of ``k``. The joint's actuator
+force range (its URDF effort limit) bounds the sum of motor and brake, as before. ``k`` is the engine's: the
+joint inertia at the initial pose over the timestep, x10 under the implicit integrators (the damping is
+integrated implicitly).
 """
 
 from __future__ import annotations
