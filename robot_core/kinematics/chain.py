@@ -38,7 +38,9 @@ from robot_core.physics.builder import BuiltModel, build_model
 # Bound once: the per-call queries below cost a few microseconds, so attribute lookups on the mujoco module and
 # on self are a visible share of them (see doc/benchmarks.md, "Kinematics: where the time goes").
 _mj_kinematics = mujoco.mj_kinematics
-_mj_com_pos = mujoco.mj_comPos
+# mj_kinematics + mj_comPos (+ cameras, lights, flexes, tendons: none or few in a query model) in one binding call:
+# each call through the bindings costs ~0.15 µs before MuJoCo does any work.
+_mj_fwd_kinematics = mujoco.mj_fwdKinematics
 _mj_com_vel = mujoco.mj_comVel
 _mj_jac_body = mujoco.mj_jacBody
 _mj_rne = mujoco.mj_rne
@@ -269,8 +271,7 @@ class SerialKinematicChain:
             q = self._check_q(q)
         m, d = self._m, self._d
         self._qpos[self._qadr] = q
-        _mj_kinematics(m, d)
-        _mj_com_pos(m, d)
+        _mj_fwd_kinematics(m, d)
         if self._jac_fast:
             _mj_jac_body(m, d, self._jacp, self._jacr, self._tip_body)
             if self._base_is_world:
@@ -403,8 +404,7 @@ class SerialKinematicChain:
         self._qvel[dadr] = qd
         self._qacc[dadr] = qdd
         m, d = self._m, self._d
-        _mj_kinematics(m, d)
-        _mj_com_pos(m, d)
+        _mj_fwd_kinematics(m, d)
         _mj_com_vel(m, d)
         _mj_rne(m, d, 1, self._rne)
         tau = self._rne_chain.copy() if self._dadr_is_slice else self._rne[dadr]
