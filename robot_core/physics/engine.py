@@ -281,6 +281,7 @@ class PhysicsEngine:
         self._wrench_bodies = np.zeros(0, dtype=int)
         self._command_bounds = self._absurd_bounds()
         self._inv_bound_sq = 1.0 / self._command_bounds["position"] ** 2
+        self._stream_checks_values = self._stream_jump_test_suffices()
         weight = float(model.body_mass[np.unique(self._link_body)].sum() * np.linalg.norm(model.opt.gravity))
         default_wrench = max(MIN_WRENCH, WRENCH_WEIGHT_FACTOR * weight)
         self.max_wrench_force = default_wrench if max_wrench_force is None else float(max_wrench_force)
@@ -426,11 +427,15 @@ class PhysicsEngine:
         n = len(names)
         if (velocities is None and efforts is None and positions.__class__ is np.ndarray
                 and positions.dtype is _FLOAT64 and positions.shape == (n,)):
-            # A position stream (what a 1 kHz node sends): a sufficient test that every value is finite and
-            # within its absurd bound (sum of (value / bound)^2 <= 1; NaN and inf fail it), then the servos' own
-            # fast path. Anything else takes the general path below, which names the joint at fault.
+            # A position stream (what a 1 kHz node sends) takes the servos' fast path. Where
+            # _stream_jump_test_suffices, its jump test on the raw values proves them finite and not absurd; else
+            # (and for a stream pressing beyond a limit) a sufficient test comes first (sum of (value / bound)^2
+            # <= 1; NaN and inf fail it). Anything else takes the general path below, which names the joint at fault.
+            stream = self.actuation.stream_positions
+            if self._stream_checks_values and stream(idx, positions, False):
+                return
             scale = self._inv_bound_sq if idx.__class__ is slice else self._inv_bound_sq[idx]
-            if (positions * positions) @ scale <= 1.0 and self.actuation.stream_positions(idx, positions):
+            if (positions * positions) @ scale <= 1.0 and stream(idx, positions):
                 return
         arrays = []
         for label, values in (("position", positions), ("velocity", velocities), ("effort", efforts)):
@@ -488,6 +493,18 @@ class PhysicsEngine:
         reach = np.array([max(abs(x.lower), abs(x.upper)) for x in lim], dtype=float)
         return {"position": bound(reach), "velocity": bound(np.array([x.velocity for x in lim], dtype=float)),
                 "effort": bound(np.array([x.effort for x in lim], dtype=float))}
+
+    def _stream_jump_test_suffices(self) -> bool:
+        """Whether the position stream's jump test (``|p - reference| <=`` one step's travel, which NaN and inf
+        fail) already proves every value finite and within its absurd bound: true when every actuated joint has a
+        finite range and velocity limit (its reference then stays in range: targets are clamped) and its range
+        plus one step's travel is within the bound. Saves the fast path its own test (issue #21)."""
+        act = self.actuation
+        travel = act.step_travel
+        lower, upper = act.lower, act.upper
+        finite = np.isfinite(lower) & np.isfinite(upper) & np.isfinite(travel)
+        reach = np.where(finite, np.maximum(np.abs(lower), np.abs(upper)), np.inf) + travel
+        return bool(np.all(finite & (reach <= self._command_bounds["position"])))
 
     @staticmethod
     def _bound_rule(label: str) -> str:
