@@ -88,8 +88,10 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
     # Written with few numpy calls per iteration: on 6x7 problems the call overhead dominates. Each iteration
     # evaluates the residual and its Jacobian once, solves (J W J^T + lambda' I) y = e in place in a preallocated
     # matrix with MuJoCo's Cholesky, and clips with ufuncs into preallocated arrays (ndarray.clip's wrapper costs
-    # more than the clipping).
+    # more than the clipping). Reductions go through np.count_nonzero and ufunc.reduce: ndarray.all/any/max/sum
+    # pass through a Python wrapper that costs more than the 7 numbers they reduce.
     maximum, minimum, matmul, chol_factor, chol_solve = np.maximum, np.minimum, np.matmul, _chol_factor, _chol_solve
+    count_nonzero, add_reduce, max_reduce, absolute = np.count_nonzero, np.add.reduce, np.maximum.reduce, np.abs
     q = minimum(maximum(q0, lower), upper)
     e, jac, perr, oerr = residual(q)
     m = len(e)
@@ -103,6 +105,7 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
     y = np.empty(m)
     a_diag = a.reshape(-1)[:: m + 1]
     q_new = np.empty_like(q)
+    at_lower, at_upper = lower + LIMIT_EPS, upper - LIMIT_EPS
     ref_cost, ref_it = cost, 0
     while it < max_iterations:
         if perr <= position_tolerance and oerr <= orientation_tolerance:
@@ -112,20 +115,20 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
         for _ in range(3):
             jw = jac if uniform and free is mobility else jac * free
             matmul(jw, jac.T, out=a)
-            a_diag += lam * (1.0 + a_diag.sum() / m)
+            a_diag += lam * (1.0 + add_reduce(a_diag) / m)
             chol_factor(a, 1e-15)
             chol_solve(y, a, e)
             dq = jw.T @ y
-            big = max(dq.max(), -dq.min())
+            big = max_reduce(absolute(dq))
             if big > MAX_STEP:
                 dq *= MAX_STEP / big
             np.add(q, dq, out=q_new)
             q_clip = minimum(maximum(q_new, lower), upper)
-            if (q_clip == q_new).all():
+            if not count_nonzero(q_clip != q_new):
                 break
             # Joints already at a limit that the step pushes further out: freeze them and re-solve.
-            pinned = ((q_new < lower) & (q <= lower + LIMIT_EPS)) | ((q_new > upper) & (q >= upper - LIMIT_EPS))
-            if not pinned.any():
+            pinned = ((q_new < lower) & (q <= at_lower)) | ((q_new > upper) & (q >= at_upper))
+            if not count_nonzero(pinned):
                 break
             free = np.where(pinned, 0.0, free)
         dq = q_clip - q
