@@ -1080,3 +1080,38 @@ def test_base_velocity_is_the_floating_base_twist_in_its_own_frame():
     print(twist)
     assert twist == pytest.approx([0.0, -1.0, 0.0, 0.0, 0.0, 0.5], abs=1e-9)
     assert PhysicsEngine(planar2()).base_velocity() == pytest.approx([0.0] * 6)
+
+
+def test_a_stream_pressing_beyond_a_limit_tests_its_values_first():
+    """A position stream beyond a joint's range fails the raw jump test every time (issue #21's folded test): after
+    one such call the engine tests the values first for VALUES_FIRST_CALLS calls instead of trying both tests,
+    then tries the raw test again; every call still takes the fast path and clamps."""
+    from robot_core.physics.engine import VALUES_FIRST_CALLS
+
+    eng = PhysicsEngine(rc_arm())
+    names = eng.actuated_joint_names
+    act = eng.actuation
+    assert eng._stream_checks_values
+    raw_tries, taken = [], []
+    stream = act.stream_positions
+
+    def spy(idx, p, validated=True):
+        ok = stream(idx, p, validated)
+        if not validated:
+            raw_tries.append(ok)
+        taken.append(ok)
+        return ok
+
+    act.stream_positions = spy
+    q = act.target.copy()
+    q[-1] = act.upper[-1] + 0.01  # the gripper pressed beyond its upper limit
+    eng.set_commands(names, positions=q)  # general path: the reference starts towards the limit
+    eng.step(400)
+    raw_tries.clear()
+    for _ in range(VALUES_FIRST_CALLS + 2):
+        taken.clear()
+        eng.set_commands(names, positions=q)
+        assert taken[-1]  # the fast path, after the values' test
+        eng.step()
+    assert raw_tries == [False, False]  # the first call, then again after VALUES_FIRST_CALLS
+    assert act.target[-1] == act.upper[-1]

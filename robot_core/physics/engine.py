@@ -69,6 +69,7 @@ RANGE_TOLERANCE = 1e-9
 # its own sanity bound (1e10), past which it zeroes *every* actuator and writes MUJOCO_LOG.TXT.
 ABSURD_FACTOR = 1e6
 ABSURD_UNLIMITED = 1e9
+VALUES_FIRST_CALLS = 1000  # position-stream calls that test values first after one pressed beyond a limit
 _FLOAT64 = np.dtype(np.float64)
 # External wrenches: at most this many times the robot's weight (N, and N m for torques), at least MIN_WRENCH.
 WRENCH_WEIGHT_FACTOR = 1000.0
@@ -282,6 +283,7 @@ class PhysicsEngine:
         self._command_bounds = self._absurd_bounds()
         self._inv_bound_sq = 1.0 / self._command_bounds["position"] ** 2
         self._stream_checks_values = self._stream_jump_test_suffices()
+        self._values_first = 0  # calls left that test a position stream's values first (see command_at)
         weight = float(model.body_mass[np.unique(self._link_body)].sum() * np.linalg.norm(model.opt.gravity))
         default_wrench = max(MIN_WRENCH, WRENCH_WEIGHT_FACTOR * weight)
         self.max_wrench_force = default_wrench if max_wrench_force is None else float(max_wrench_force)
@@ -431,11 +433,21 @@ class PhysicsEngine:
             # _stream_jump_test_suffices, its jump test on the raw values proves them finite and not absurd; else
             # (and for a stream pressing beyond a limit) a sufficient test comes first (sum of (value / bound)^2
             # <= 1; NaN and inf fail it). Anything else takes the general path below, which names the joint at fault.
+            # A stream pressing beyond a limit fails the raw test every time: after one did, the values are tested
+            # first for the next VALUES_FIRST_CALLS calls instead of paying for both tests.
             stream = self.actuation.stream_positions
-            if self._stream_checks_values and stream(idx, positions, False):
-                return
+            raw_failed = False
+            if self._stream_checks_values:
+                if self._values_first:
+                    self._values_first -= 1
+                elif stream(idx, positions, False):
+                    return
+                else:
+                    raw_failed = True
             scale = self._inv_bound_sq if idx.__class__ is slice else self._inv_bound_sq[idx]
             if (positions * positions) @ scale <= 1.0 and stream(idx, positions):
+                if raw_failed:
+                    self._values_first = VALUES_FIRST_CALLS
                 return
         arrays = []
         for label, values in (("position", positions), ("velocity", velocities), ("effort", efforts)):
