@@ -232,7 +232,7 @@ def test_restarts_start_from_the_library_configuration_nearest_the_target(panda)
     rng = np.random.default_rng(11)
     q_goal = rng.uniform(panda.lower, panda.upper)
     target = panda.forward_kinematics(q_goal)
-    nearest = lib.nearest(target[:3, 3], target[:3, :3], 3)
+    nearest, _ = lib.nearest(target[:3, 3], target[:3, :3], 3)
     scores = [np.sum((panda.forward_kinematics(q)[:3, 3] - target[:3, 3]) ** 2)
               + 0.05 * (3.0 - np.sum(panda.forward_kinematics(q)[:3, :3] * target[:3, :3])) for q in nearest]
     assert scores == sorted(scores)

@@ -368,19 +368,25 @@ class SerialKinematicChain:
 
     def inverse_kinematics_with_restarts(self, target, q_seed=None, restarts: int = 20, seed: int | None = None,
                                          **kwargs) -> IKResult:
-        """IK from ``q_seed`` (if given, cut short after ``SEED_BUDGET`` iterations), then from the ``LIBRARY_SEEDS``
-        configurations of :meth:`seed_library` whose tips lie nearest the target, then from up to ``restarts``
-        uniformly random seeds in the limits. Any solution will do here: it may be far from ``q_seed``."""
+        """Any solution, fast: IK from ``q_seed`` (if given; cut short after ``SEED_BUDGET`` iterations) and from the
+        ``LIBRARY_SEEDS`` configurations of :meth:`seed_library` whose tips lie nearest the target, the seed first
+        when its tip is at least as near; then from up to ``restarts`` uniformly random seeds in the limits. The
+        result may be far from ``q_seed``."""
         rng = np.random.default_rng(seed)
+        p_t, r_t = self._target_world(target, bool(kwargs.get("position_only", False)))
+        lib = self.seed_library()
+        library, scores = lib.nearest(p_t, r_t, LIBRARY_SEEDS)
+        seed_first = True
         if q_seed is not None:
             q_seed = self._check_q(q_seed, "q_seed")
-        p_t, r_t = self._target_world(target, bool(kwargs.get("position_only", False)))
-        library = self.seed_library().nearest(p_t, r_t, LIBRARY_SEEDS)
+            self._set_q(np.clip(q_seed, self.lower, self.upper))
+            p, r = self._tip_world()
+            seed_first = bool(lib.scores(p[None], r.reshape(1, 9), p_t, r_t)[0] <= scores[0])
 
         def solve(s: np.ndarray, **overrides) -> IKResult:
             return self.inverse_kinematics(target, s, **{**kwargs, **overrides})
 
-        return solve_ik_with_restarts(solve, self.lower, self.upper, q_seed, restarts, rng, library)
+        return solve_ik_with_restarts(solve, self.lower, self.upper, q_seed, restarts, rng, library, seed_first)
 
     def seed_library(self) -> SeedLibrary:
         """The chain's restart seeds (built on first use, ~LIBRARY_SIZE FK calls, deterministic)."""

@@ -242,33 +242,43 @@ class SeedLibrary:
         self.positions = positions  # (k, 3) tip positions, the solver's frame
         self.rotations = rotations  # (k, 9) tip rotations, row-major, or None (position-only chains' use)
 
-    def nearest(self, p_target: np.ndarray, r_target: np.ndarray | None, count: int) -> np.ndarray:
-        """The ``count`` stored configurations nearest the target: squared position distance (m^2) plus, for a
-        pose, ``ROTATION_WEIGHT`` * ||R - R_target||_F^2 / 2 (= 1 - cos of the angle between them, x 2)."""
-        diff = self.positions - p_target
+    def scores(self, positions: np.ndarray, rotations: np.ndarray | None, p_target: np.ndarray,
+               r_target: np.ndarray | None) -> np.ndarray:
+        """Distance of tip poses (k, 3) / (k, 9) to the target: squared position distance (m^2) plus, for a pose,
+        ``ROTATION_WEIGHT`` * ||R - R_target||_F^2 / 2 (= 1 - cos of the angle between them, x 2)."""
+        diff = positions - p_target
         score = np.einsum("ij,ij->i", diff, diff)
-        if r_target is not None and self.rotations is not None:
-            score += ROTATION_WEIGHT * (3.0 - self.rotations @ np.ascontiguousarray(r_target).reshape(9))
+        if r_target is not None and rotations is not None:
+            score += ROTATION_WEIGHT * (3.0 - rotations @ np.ascontiguousarray(r_target).reshape(9))
+        return score
+
+    def nearest(self, p_target: np.ndarray, r_target: np.ndarray | None,
+                count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``count`` stored configurations nearest the target, nearest first, and their :meth:`scores`."""
+        score = self.scores(self.positions, self.rotations, p_target, r_target)
         count = min(count, len(score))
         best = np.argpartition(score, count - 1)[:count]
-        return self.qs[best[np.argsort(score[best])]]
+        best = best[np.argsort(score[best])]
+        return self.qs[best], score[best]
 
 
 def solve_ik_with_restarts(solve: Callable[..., IKResult], lower: np.ndarray, upper: np.ndarray,
                            q_seed: np.ndarray | None, restarts: int, rng: np.random.Generator,
-                           library_seeds: np.ndarray | None = None) -> IKResult:
-    """Try the seed, then ``library_seeds`` (nearest the target first), then uniform random seeds.
+                           library_seeds: np.ndarray | None = None, seed_first: bool = True) -> IKResult:
+    """Try the seed and ``library_seeds`` (nearest the target first; the seed first if ``seed_first``), then
+    uniform random seeds.
 
     First CONVERGED wins, else the smallest error. With library seeds the given seed's attempt is cut short at
     ``SEED_BUDGET`` iterations without recovery: a seed near a solution converges well within that, a far one
-    would spend ~50 iterations where a library seed needs a handful. ``solve(seed, **overrides)``.
+    would spend ~40 iterations where a library seed needs a handful. ``solve(seed, **overrides)``.
     """
     attempts: list[tuple[np.ndarray, dict]] = []
     if q_seed is not None:
         budget = {} if library_seeds is None else {"max_iterations": SEED_BUDGET, "recovery_attempts": 0}
         attempts.append((np.asarray(q_seed, dtype=float), budget))
     if library_seeds is not None:
-        attempts.extend((s, {}) for s in library_seeds)
+        library = [(s, {}) for s in library_seeds]
+        attempts = attempts + library if seed_first else library + attempts
     attempts.extend((s, {}) for s in uniform_seeds(lower, upper, restarts, rng, centre=q_seed))
     best: IKResult | None = None
     total_iterations = 0
