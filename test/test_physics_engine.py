@@ -1007,22 +1007,27 @@ def test_urdf_damping_and_friction_act(report):
     assert accel == pytest.approx(0.2 / ic, rel=0.02)
 
 
-@pytest.mark.parametrize("subset", [False, True], ids=["all joints", "three joints"])
-def test_position_stream_fast_path_matches_the_general_path(subset):
+@pytest.mark.parametrize(("subset", "folded"), [(False, True), (True, True), (False, False)],
+                         ids=["all joints", "three joints", "all joints, values tested first"])
+def test_position_stream_fast_path_matches_the_general_path(subset, folded):
     """set_commands' fast path for a float64 position stream (robot_core.physics.actuation.stream_positions)
     must leave the engine exactly as the general path does (fed the same values as lists): a small-step stream,
     a jump the reference profile takes over, a stream pressing beyond the upper limits (clamped), a
     velocity-mode interlude, and refused commands that change nothing; for every actuated joint (a slice) and
-    for a subset (indices)."""
+    for a subset (indices). ``folded``: the jump test on the raw values is the only test of a value in range
+    (rc_arm's joints all have a range and a velocity limit); else the engine's test of the values comes first."""
     probe = PhysicsEngine(rc_arm())
     names = probe.actuated_joint_names
     upper = probe.actuation.upper.copy()
     start = dict(zip(names, upper, strict=True))  # every joint at its upper limit
     fast, general = PhysicsEngine(rc_arm(), initial_positions=start), PhysicsEngine(rc_arm(), initial_positions=start)
     act = fast.actuation
-    taken = []
+    assert fast._stream_checks_values
+    fast._stream_checks_values = folded
+    taken: list[bool] = []  # per step: did a call take the fast path
+    calls: list[bool] = []
     stream = act.stream_positions
-    act.stream_positions = lambda idx, p: taken.append(stream(idx, p)) or taken[-1]
+    act.stream_positions = lambda *args: calls.append(stream(*args)) or calls[-1]
     rng = np.random.default_rng(3)
     phase = np.arange(len(names))
     sel = np.array([5, 1, 3]) if subset else np.arange(len(names))
@@ -1041,6 +1046,7 @@ def test_position_stream_fast_path_matches_the_general_path(subset):
         else:
             q = upper - 0.3 - wave(k - 400)  # small steps again: fast path, then slow after the interlude
         q = q[sel]
+        calls.clear()
         if 520 <= k < 540:
             for eng in (fast, general):
                 eng.set_commands(sent, velocities=[0.01] * len(sent))
@@ -1053,6 +1059,7 @@ def test_position_stream_fast_path_matches_the_general_path(subset):
             for eng, values in ((fast, bad), (general, bad.tolist())):
                 with pytest.raises(CommandError, match=r"not finite|absurd"):
                     eng.set_commands(sent, positions=values)
+        taken.append(any(calls))
         fast.step()
         general.step()
         for attr in ("target", "reference", "reference_velocity", "mode"):
@@ -1073,3 +1080,38 @@ def test_base_velocity_is_the_floating_base_twist_in_its_own_frame():
     print(twist)
     assert twist == pytest.approx([0.0, -1.0, 0.0, 0.0, 0.0, 0.5], abs=1e-9)
     assert PhysicsEngine(planar2()).base_velocity() == pytest.approx([0.0] * 6)
+
+
+def test_a_stream_pressing_beyond_a_limit_tests_its_values_first():
+    """A position stream beyond a joint's range fails the raw jump test every time (issue #21's folded test): after
+    one such call the engine tests the values first for VALUES_FIRST_CALLS calls instead of trying both tests,
+    then tries the raw test again; every call still takes the fast path and clamps."""
+    from robot_core.physics.engine import VALUES_FIRST_CALLS
+
+    eng = PhysicsEngine(rc_arm())
+    names = eng.actuated_joint_names
+    act = eng.actuation
+    assert eng._stream_checks_values
+    raw_tries, taken = [], []
+    stream = act.stream_positions
+
+    def spy(idx, p, validated=True):
+        ok = stream(idx, p, validated)
+        if not validated:
+            raw_tries.append(ok)
+        taken.append(ok)
+        return ok
+
+    act.stream_positions = spy
+    q = act.target.copy()
+    q[-1] = act.upper[-1] + 0.01  # the gripper pressed beyond its upper limit
+    eng.set_commands(names, positions=q)  # general path: the reference starts towards the limit
+    eng.step(400)
+    raw_tries.clear()
+    for _ in range(VALUES_FIRST_CALLS + 2):
+        taken.clear()
+        eng.set_commands(names, positions=q)
+        assert taken[-1]  # the fast path, after the values' test
+        eng.step()
+    assert raw_tries == [False, False]  # the first call, then again after VALUES_FIRST_CALLS
+    assert act.target[-1] == act.upper[-1]

@@ -21,16 +21,21 @@ Conventions:
 from __future__ import annotations
 
 import itertools
+import math
 
 import mujoco
 import numpy as np
 
 from robot_core.kinematics.ik import (
+    LIBRARY_SEEDS,
+    LIBRARY_SIZE,
     RECOVERY_ATTEMPTS,
     IKResult,
+    SeedLibrary,
     orientation_error_vector,
     solve_ik,
     solve_ik_with_restarts,
+    uniform_seeds,
 )
 from robot_core.model.robot_model import Joint, RobotModel, RobotModelError, SourceRef
 from robot_core.physics.builder import BuiltModel, build_model
@@ -38,7 +43,9 @@ from robot_core.physics.builder import BuiltModel, build_model
 # Bound once: the per-call queries below cost a few microseconds, so attribute lookups on the mujoco module and
 # on self are a visible share of them (see doc/benchmarks.md, "Kinematics: where the time goes").
 _mj_kinematics = mujoco.mj_kinematics
-_mj_com_pos = mujoco.mj_comPos
+# mj_kinematics + mj_comPos (+ cameras, lights, flexes, tendons: none or few in a query model) in one binding call:
+# each call through the bindings costs ~0.15 µs before MuJoCo does any work.
+_mj_fwd_kinematics = mujoco.mj_fwdKinematics
 _mj_com_vel = mujoco.mj_comVel
 _mj_jac_body = mujoco.mj_jacBody
 _mj_rne = mujoco.mj_rne
@@ -187,6 +194,7 @@ class SerialKinematicChain:
         self._t_base_world = np.eye(4)
         self._t_base_world[:3, :3] = self._r_wb.T
         self._t_base_world[:3, 3] = -self._r_wb.T @ self._p_wb
+        self._seed_library: SeedLibrary | None = None
 
     # -- helpers ----------------------------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -269,8 +277,7 @@ class SerialKinematicChain:
             q = self._check_q(q)
         m, d = self._m, self._d
         self._qpos[self._qadr] = q
-        _mj_kinematics(m, d)
-        _mj_com_pos(m, d)
+        _mj_fwd_kinematics(m, d)
         if self._jac_fast:
             _mj_jac_body(m, d, self._jacp, self._jacr, self._tip_body)
             if self._base_is_world:
@@ -288,7 +295,11 @@ class SerialKinematicChain:
         return np.vstack((rt @ jac[:3], rt @ jac[3:]))
 
     def _make_residual(self, p_t: np.ndarray, r_t: np.ndarray | None):
-        """IK residual closure (world frame) over the private MjData; see ik.Residual."""
+        """IK residual closure (world frame) over the private MjData; see ik.Residual.
+
+        Written for the LM loop's hot path: everything it indexes is bound once here, MuJoCo does the kinematics
+        and the quaternion error, and norms are taken as Python floats (numpy scalars cost more).
+        """
         m, d = self._m, self._d
         qpos, qadr, dadr = self._qpos, self._qadr, self._dadr
         jac, jacp, jacr = self._jac, self._jacp, self._jacr
@@ -297,37 +308,38 @@ class SerialKinematicChain:
         xquat_tip = d.xquat[tip]
         rows = slice(0, 3) if r_t is None else slice(0, 6)
         generic = self._tip_offset is not None
+        chain_view = jac[rows, dadr] if isinstance(dadr, slice) else None  # a view: copied per call
         quat_t = np.empty(4)
         if r_t is not None:
             mujoco.mju_mat2Quat(quat_t, np.ascontiguousarray(r_t).reshape(9))
         qneg = np.empty(4)
         qerr = np.empty(4)
-        sqrt = np.sqrt
+        fwd_kinematics, jac_body, neg_quat, mul_quat, quat2vel = (
+            _mj_fwd_kinematics, _mj_jac_body, mujoco.mju_negQuat, mujoco.mju_mulQuat, mujoco.mju_quat2Vel)
 
         def residual(q: np.ndarray):
             qpos[qadr] = q
-            mujoco.mj_kinematics(m, d)
-            mujoco.mj_comPos(m, d)
+            fwd_kinematics(m, d)
             if generic:
                 p, r = self._tip_world()
                 mujoco.mj_jac(m, d, jacp, jacr, p, tip)
             else:
                 p = xpos_tip
-                mujoco.mj_jacBody(m, d, jacp, jacr, tip)
-            j = jac[rows, dadr]
+                jac_body(m, d, jacp, jacr, tip)
+            j = chain_view.copy() if chain_view is not None else jac[rows, dadr]
             if r_t is None:
                 e = p_t - p
-                return e, (j.copy() if isinstance(dadr, slice) else j), float(sqrt(e @ e)), 0.0
+                return e, j, math.sqrt(e @ e), 0.0
             e = np.empty(6)
-            e[:3] = p_t - p
-            if generic:
-                e[3:] = orientation_error_vector(r_t, r)
-            else:
-                mujoco.mju_negQuat(qneg, xquat_tip)
-                mujoco.mju_mulQuat(qerr, quat_t, qneg)
-                mujoco.mju_quat2Vel(e[3:], qerr, 1.0)
             ep, eo = e[:3], e[3:]
-            return e, (j.copy() if isinstance(dadr, slice) else j), float(sqrt(ep @ ep)), float(sqrt(eo @ eo))
+            np.subtract(p_t, p, out=ep)
+            if generic:
+                eo[:] = orientation_error_vector(r_t, r)
+            else:
+                neg_quat(qneg, xquat_tip)
+                mul_quat(qerr, quat_t, qneg)
+                quat2vel(eo, qerr, 1.0)
+            return e, j, math.sqrt(ep @ ep), math.sqrt(eo @ eo)
 
         return residual
 
@@ -356,12 +368,40 @@ class SerialKinematicChain:
 
     def inverse_kinematics_with_restarts(self, target, q_seed=None, restarts: int = 20, seed: int | None = None,
                                          **kwargs) -> IKResult:
-        """IK from ``q_seed`` (if given), then from up to ``restarts`` uniformly random seeds in the limits."""
+        """Any solution, fast: IK from ``q_seed`` (if given; cut short after ``SEED_BUDGET`` iterations) and from the
+        ``LIBRARY_SEEDS`` configurations of :meth:`seed_library` whose tips lie nearest the target, the seed first
+        when its tip is at least as near; then from up to ``restarts`` uniformly random seeds in the limits. The
+        result may be far from ``q_seed``."""
         rng = np.random.default_rng(seed)
+        p_t, r_t = self._target_world(target, bool(kwargs.get("position_only", False)))
+        lib = self.seed_library()
+        library, scores = lib.nearest(p_t, r_t, LIBRARY_SEEDS)
+        seed_first = True
         if q_seed is not None:
             q_seed = self._check_q(q_seed, "q_seed")
-        return solve_ik_with_restarts(lambda s: self.inverse_kinematics(target, s, **kwargs), self.lower,
-                                      self.upper, q_seed, restarts, rng)
+            self._set_q(np.clip(q_seed, self.lower, self.upper))
+            p, r = self._tip_world()
+            seed_first = bool(lib.scores(p[None], r.reshape(1, 9), p_t, r_t)[0] <= scores[0])
+
+        def solve(s: np.ndarray, **overrides) -> IKResult:
+            return self.inverse_kinematics(target, s, **{**kwargs, **overrides})
+
+        return solve_ik_with_restarts(solve, self.lower, self.upper, q_seed, restarts, rng, library, seed_first)
+
+    def seed_library(self) -> SeedLibrary:
+        """The chain's restart seeds (built on first use, ~LIBRARY_SIZE FK calls, deterministic)."""
+        if self._seed_library is None:
+            rng = np.random.default_rng(0)
+            qs = uniform_seeds(self.lower, self.upper, LIBRARY_SIZE, rng)
+            positions = np.empty((len(qs), 3))
+            rotations = np.empty((len(qs), 9))
+            for i, q in enumerate(qs):
+                self._set_q(q)
+                p, r = self._tip_world()
+                positions[i] = p
+                rotations[i] = r.reshape(9)
+            self._seed_library = SeedLibrary(qs, positions, rotations)
+        return self._seed_library
 
     def _target_world(self, target, position_only: bool) -> tuple[np.ndarray, np.ndarray | None]:
         t = np.asarray(target, dtype=float)
@@ -403,8 +443,7 @@ class SerialKinematicChain:
         self._qvel[dadr] = qd
         self._qacc[dadr] = qdd
         m, d = self._m, self._d
-        _mj_kinematics(m, d)
-        _mj_com_pos(m, d)
+        _mj_fwd_kinematics(m, d)
         _mj_com_vel(m, d)
         _mj_rne(m, d, 1, self._rne)
         tau = self._rne_chain.copy() if self._dadr_is_slice else self._rne[dadr]

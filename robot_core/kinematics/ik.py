@@ -14,7 +14,11 @@ starts from the seed perturbed by at most ``RECOVERY_SPREAD``, which keeps the r
 stall against joint limits (the common failure from a random seed: on the Panda 27 of 60 such solves ended
 there) a small perturbation falls into the same trap, so the joints sitting at a limit restart from a uniform
 draw within their range while the others keep the stalled configuration: from uniformly random seeds this
-raised one call's success on the Panda from ~60 % to ~90 % (doc/benchmarks.md).
+raised one call's success on the Panda from ~60 % to ~90 %, and an earlier give-up of stalled attempts (5
+iterations) with up to 10 of them to 92-96 % (doc/benchmarks.md).
+
+Restarts (``solve_ik_with_restarts``) want any solution fast: after a short try from the caller's seed they start
+from the stored configurations (``SeedLibrary``) whose tips lie nearest the target.
 
 The solver works in any fixed frame; :class:`robot_core.kinematics.chain.SerialKinematicChain` feeds it
 world-frame residuals and Jacobians from MuJoCo.
@@ -38,10 +42,18 @@ LAMBDA_MIN = 1e-12
 LAMBDA_MAX = 1e4
 MAX_STEP = 0.5  # rad (or m) per iteration, largest joint
 LIMIT_EPS = 1e-10
-RECOVERY_ATTEMPTS = 5
+RECOVERY_ATTEMPTS = 10
 RECOVERY_SPREAD = 0.3
-STALL_WINDOW = 10  # iterations
-STALL_RELATIVE = 1e-6  # cost reduction over the window below which the solve has stalled
+STALL_WINDOW = 5  # iterations
+STALL_RELATIVE = 1e-4  # cost reduction over the window below which the solve has stalled
+SEED_BUDGET = 5  # iterations for the caller's seed before restarts from library seeds take over
+LIBRARY_SIZE = 1000  # stored configurations of a chain's SeedLibrary
+LIBRARY_SEEDS = 3  # library seeds tried (nearest first) before uniform random ones
+ROTATION_WEIGHT = 0.05  # m^2 per unit of (1 - cos angle) x 2 in SeedLibrary's distance: ~0.2 m per 1 rad
+
+
+_chol_factor = mujoco.mju_cholFactor
+_chol_solve = mujoco.mju_cholSolve
 
 
 class IKStatus(enum.Enum):
@@ -77,8 +89,14 @@ def orientation_error_vector(r_target: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np.ndarray, mobility: np.ndarray,
                 position_tolerance: float, orientation_tolerance: float, max_iterations: int) -> IKResult:
-    # Written with few numpy calls per iteration: on 6x7 problems the call overhead dominates.
-    q = q0.clip(lower, upper)
+    # Written with few numpy calls per iteration: on 6x7 problems the call overhead dominates. Each iteration
+    # evaluates the residual and its Jacobian once, solves (J W J^T + lambda' I) y = e in place in a preallocated
+    # matrix with MuJoCo's Cholesky, and clips with ufuncs into preallocated arrays (ndarray.clip's wrapper costs
+    # more than the clipping). Reductions go through np.count_nonzero and ufunc.reduce: ndarray.all/any/max/sum
+    # pass through a Python wrapper that costs more than the 7 numbers they reduce.
+    maximum, minimum, matmul, chol_factor, chol_solve = np.maximum, np.minimum, np.matmul, _chol_factor, _chol_solve
+    count_nonzero, add_reduce, max_reduce, absolute = np.count_nonzero, np.add.reduce, np.maximum.reduce, np.abs
+    q = minimum(maximum(q0, lower), upper)
     e, jac, perr, oerr = residual(q)
     m = len(e)
     cost = float(e @ e)
@@ -90,6 +108,8 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
     a = np.empty((m, m))
     y = np.empty(m)
     a_diag = a.reshape(-1)[:: m + 1]
+    q_new = np.empty_like(q)
+    at_lower, at_upper = lower + LIMIT_EPS, upper - LIMIT_EPS
     ref_cost, ref_it = cost, 0
     while it < max_iterations:
         if perr <= position_tolerance and oerr <= orientation_tolerance:
@@ -98,21 +118,21 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
         free = mobility
         for _ in range(3):
             jw = jac if uniform and free is mobility else jac * free
-            np.matmul(jw, jac.T, out=a)
-            a_diag += lam * (1.0 + a_diag.sum() / m)
-            mujoco.mju_cholFactor(a, 1e-15)
-            mujoco.mju_cholSolve(y, a, e)
+            matmul(jw, jac.T, out=a)
+            a_diag += lam * (1.0 + add_reduce(a_diag) / m)
+            chol_factor(a, 1e-15)
+            chol_solve(y, a, e)
             dq = jw.T @ y
-            big = max(dq.max(), -dq.min())
+            big = max_reduce(absolute(dq))
             if big > MAX_STEP:
                 dq *= MAX_STEP / big
-            q_new = q + dq
-            q_clip = q_new.clip(lower, upper)
-            if (q_clip == q_new).all():
+            np.add(q, dq, out=q_new)
+            q_clip = minimum(maximum(q_new, lower), upper)
+            if not count_nonzero(q_clip != q_new):
                 break
             # Joints already at a limit that the step pushes further out: freeze them and re-solve.
-            pinned = ((q_new < lower) & (q <= lower + LIMIT_EPS)) | ((q_new > upper) & (q >= upper - LIMIT_EPS))
-            if not pinned.any():
+            pinned = ((q_new < lower) & (q <= at_lower)) | ((q_new > upper) & (q >= at_upper))
+            if not count_nonzero(pinned):
                 break
             free = np.where(pinned, 0.0, free)
         dq = q_clip - q
@@ -210,17 +230,60 @@ def uniform_seeds(lower: np.ndarray, upper: np.ndarray, count: int, rng: np.rand
     return rng.uniform(lo, hi, size=(count, len(lo)))
 
 
-def solve_ik_with_restarts(solve: Callable[[np.ndarray], IKResult], lower: np.ndarray, upper: np.ndarray,
-                           q_seed: np.ndarray | None, restarts: int, rng: np.random.Generator) -> IKResult:
-    """Try the seed, then uniform random seeds; first CONVERGED wins, else the smallest error."""
-    seeds = []
+class SeedLibrary:
+    """Configurations spread over the joint limits with their tip poses, to seed restarts near a target.
+
+    Why: from a uniformly random seed a solve needs ~50 LM iterations on the Panda (limits in the way); from the
+    stored configuration whose tip lies nearest the target it needs a handful, so restarts start there.
+    """
+
+    def __init__(self, qs: np.ndarray, positions: np.ndarray, rotations: np.ndarray | None):
+        self.qs = qs  # (k, n) inside the limits
+        self.positions = positions  # (k, 3) tip positions, the solver's frame
+        self.rotations = rotations  # (k, 9) tip rotations, row-major, or None (position-only chains' use)
+
+    def scores(self, positions: np.ndarray, rotations: np.ndarray | None, p_target: np.ndarray,
+               r_target: np.ndarray | None) -> np.ndarray:
+        """Distance of tip poses (k, 3) / (k, 9) to the target: squared position distance (m^2) plus, for a pose,
+        ``ROTATION_WEIGHT`` * ||R - R_target||_F^2 / 2 (= 1 - cos of the angle between them, x 2)."""
+        diff = positions - p_target
+        score = np.einsum("ij,ij->i", diff, diff)
+        if r_target is not None and rotations is not None:
+            score += ROTATION_WEIGHT * (3.0 - rotations @ np.ascontiguousarray(r_target).reshape(9))
+        return score
+
+    def nearest(self, p_target: np.ndarray, r_target: np.ndarray | None,
+                count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``count`` stored configurations nearest the target, nearest first, and their :meth:`scores`."""
+        score = self.scores(self.positions, self.rotations, p_target, r_target)
+        count = min(count, len(score))
+        best = np.argpartition(score, count - 1)[:count]
+        best = best[np.argsort(score[best])]
+        return self.qs[best], score[best]
+
+
+def solve_ik_with_restarts(solve: Callable[..., IKResult], lower: np.ndarray, upper: np.ndarray,
+                           q_seed: np.ndarray | None, restarts: int, rng: np.random.Generator,
+                           library_seeds: np.ndarray | None = None, seed_first: bool = True) -> IKResult:
+    """Try the seed and ``library_seeds`` (nearest the target first; the seed first if ``seed_first``), then
+    uniform random seeds.
+
+    First CONVERGED wins, else the smallest error. With library seeds the given seed's attempt is cut short at
+    ``SEED_BUDGET`` iterations without recovery: a seed near a solution converges well within that, a far one
+    would spend ~40 iterations where a library seed needs a handful. ``solve(seed, **overrides)``.
+    """
+    attempts: list[tuple[np.ndarray, dict]] = []
     if q_seed is not None:
-        seeds.append(np.asarray(q_seed, dtype=float))
-    seeds.extend(uniform_seeds(lower, upper, restarts, rng, centre=q_seed))
+        budget = {} if library_seeds is None else {"max_iterations": SEED_BUDGET, "recovery_attempts": 0}
+        attempts.append((np.asarray(q_seed, dtype=float), budget))
+    if library_seeds is not None:
+        library = [(s, {}) for s in library_seeds]
+        attempts = attempts + library if seed_first else library + attempts
+    attempts.extend((s, {}) for s in uniform_seeds(lower, upper, restarts, rng, centre=q_seed))
     best: IKResult | None = None
     total_iterations = 0
-    for seed in seeds:
-        res = solve(seed)
+    for seed, overrides in attempts:
+        res = solve(seed, **overrides)
         total_iterations += res.iterations
         if res.success:
             res.iterations = total_iterations

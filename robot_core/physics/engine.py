@@ -69,6 +69,7 @@ RANGE_TOLERANCE = 1e-9
 # its own sanity bound (1e10), past which it zeroes *every* actuator and writes MUJOCO_LOG.TXT.
 ABSURD_FACTOR = 1e6
 ABSURD_UNLIMITED = 1e9
+VALUES_FIRST_CALLS = 1000  # position-stream calls that test values first after one pressed beyond a limit
 _FLOAT64 = np.dtype(np.float64)
 # External wrenches: at most this many times the robot's weight (N, and N m for torques), at least MIN_WRENCH.
 WRENCH_WEIGHT_FACTOR = 1000.0
@@ -281,6 +282,8 @@ class PhysicsEngine:
         self._wrench_bodies = np.zeros(0, dtype=int)
         self._command_bounds = self._absurd_bounds()
         self._inv_bound_sq = 1.0 / self._command_bounds["position"] ** 2
+        self._stream_checks_values = self._stream_jump_test_suffices()
+        self._values_first = 0  # calls left that test a position stream's values first (see command_at)
         weight = float(model.body_mass[np.unique(self._link_body)].sum() * np.linalg.norm(model.opt.gravity))
         default_wrench = max(MIN_WRENCH, WRENCH_WEIGHT_FACTOR * weight)
         self.max_wrench_force = default_wrench if max_wrench_force is None else float(max_wrench_force)
@@ -426,11 +429,25 @@ class PhysicsEngine:
         n = len(names)
         if (velocities is None and efforts is None and positions.__class__ is np.ndarray
                 and positions.dtype is _FLOAT64 and positions.shape == (n,)):
-            # A position stream (what a 1 kHz node sends): a sufficient test that every value is finite and
-            # within its absurd bound (sum of (value / bound)^2 <= 1; NaN and inf fail it), then the servos' own
-            # fast path. Anything else takes the general path below, which names the joint at fault.
+            # A position stream (what a 1 kHz node sends) takes the servos' fast path. Where
+            # _stream_jump_test_suffices, its jump test on the raw values proves them finite and not absurd; else
+            # (and for a stream pressing beyond a limit) a sufficient test comes first (sum of (value / bound)^2
+            # <= 1; NaN and inf fail it). Anything else takes the general path below, which names the joint at fault.
+            # A stream pressing beyond a limit fails the raw test every time: after one did, the values are tested
+            # first for the next VALUES_FIRST_CALLS calls instead of paying for both tests.
+            stream = self.actuation.stream_positions
+            raw_failed = False
+            if self._stream_checks_values:
+                if self._values_first:
+                    self._values_first -= 1
+                elif stream(idx, positions, False):
+                    return
+                else:
+                    raw_failed = True
             scale = self._inv_bound_sq if idx.__class__ is slice else self._inv_bound_sq[idx]
-            if (positions * positions) @ scale <= 1.0 and self.actuation.stream_positions(idx, positions):
+            if (positions * positions) @ scale <= 1.0 and stream(idx, positions):
+                if raw_failed:
+                    self._values_first = VALUES_FIRST_CALLS
                 return
         arrays = []
         for label, values in (("position", positions), ("velocity", velocities), ("effort", efforts)):
@@ -488,6 +505,18 @@ class PhysicsEngine:
         reach = np.array([max(abs(x.lower), abs(x.upper)) for x in lim], dtype=float)
         return {"position": bound(reach), "velocity": bound(np.array([x.velocity for x in lim], dtype=float)),
                 "effort": bound(np.array([x.effort for x in lim], dtype=float))}
+
+    def _stream_jump_test_suffices(self) -> bool:
+        """Whether the position stream's jump test (``|p - reference| <=`` one step's travel, which NaN and inf
+        fail) already proves every value finite and within its absurd bound: true when every actuated joint has a
+        finite range and velocity limit (its reference then stays in range: targets are clamped) and its range
+        plus one step's travel is within the bound. Saves the fast path its own test (issue #21)."""
+        act = self.actuation
+        travel = act.step_travel
+        lower, upper = act.lower, act.upper
+        finite = np.isfinite(lower) & np.isfinite(upper) & np.isfinite(travel)
+        reach = np.where(finite, np.maximum(np.abs(lower), np.abs(upper)), np.inf) + travel
+        return bool(np.all(finite & (reach <= self._command_bounds["position"])))
 
     @staticmethod
     def _bound_rule(label: str) -> str:
