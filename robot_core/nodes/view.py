@@ -2,7 +2,8 @@
 
 What it reads and draws (doc/view.md): the robot's shapes from ``/robot_description`` (or ``--robot``), posed
 from ``/tf`` + ``/tf_static`` (or, where no link is on /tf, from ``/joint_states`` through the description's
-kinematics); frames on /tf that are not links (sensors, world objects) as labelled axes; every
+kinematics); frames on /tf that are not links (sensors, world objects) as labelled axes, and the shapes of rviz
+markers (visualization_msgs/MarkerArray, e.g. the simulator's ``~/world_markers``) in their frames; every
 ``sensor_msgs/Image`` (rgb8/bgr8/mono8) in a Cameras panel; every ``geometry_msgs/WrenchStamped`` as a force arrow
 at its frame; the joint trajectory controller's reference as the goal path and the tool's path as traced. The
 panel lists the controllers (``list_controllers`` every 2 s), has pause / resume / step / reset buttons for the
@@ -13,6 +14,7 @@ simulator, and sliders for the joints of every active forward position controlle
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 import threading
@@ -58,10 +60,12 @@ class ViewNode:
         self._pubs: dict[str, Any] = {}
         self._subs: dict[str, Any] = {}
         self._wrench: dict[str, tuple[str, np.ndarray]] = {}
+        self._markers: dict[str, dict[tuple[str, int], Any]] = {}
         self._reference: list[np.ndarray] = []
         self.last_placed = 0
         self.source = "nothing yet"
         self._said_source = ""
+        self._said_objects = 0
         self.page = ViewPage([], host=host, port=port, on_sim_button=self._sim_button, on_sliders=self._sliders)
         self.port = self.page.port
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -154,12 +158,70 @@ class ViewNode:
             elif "geometry_msgs/msg/WrenchStamped" in types:
                 self._subs[topic] = self.node.create_subscription(
                     WrenchStamped, topic, lambda m, t=topic: self._on_wrench(t, m), 10)
+            elif "visualization_msgs/msg/MarkerArray" in types:
+                self._subscribe_markers(topic)
             elif topic.endswith("/controller_state") and \
                     "control_msgs/msg/JointTrajectoryControllerState" in types:
                 from control_msgs.msg import JointTrajectoryControllerState
 
                 self._subs[topic] = self.node.create_subscription(
                     JointTrajectoryControllerState, topic, self._on_jtc_state, 10)
+
+    def _subscribe_markers(self, topic: str) -> None:
+        """A MarkerArray topic (the simulator's latched ~/world_markers): transient local when every publisher
+        is, so a view started later still gets the shapes; volatile otherwise (a latched subscription would not
+        match a volatile publisher)."""
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from visualization_msgs.msg import MarkerArray
+
+        infos = self.node.get_publishers_info_by_topic(topic)
+        if not infos:
+            return  # no publisher yet: its QoS is not known; the next discovery tries again
+        latched = all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
+        reliable = all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE if reliable else
+                         ReliabilityPolicy.BEST_EFFORT,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+        self._subs[topic] = self.node.create_subscription(MarkerArray, topic,
+                                                          lambda m, t=topic: self._on_markers(t, m), qos)
+
+    def _on_markers(self, topic: str, msg: Any) -> None:
+        """Add, replace or delete the markers' shapes (rviz's actions), then redraw every topic's."""
+        from robot_core.view.scene import marker_shape
+        from robot_core.view.transforms import pose_matrix
+
+        kinds = {1: "box", 2: "sphere", 3: "cylinder", 11: "triangles", 10: "mesh"}
+        shapes = self._markers.setdefault(topic, {})
+        for m in msg.markers:
+            key = (m.ns, m.id)
+            if m.action == 3:  # DELETEALL
+                shapes.clear()
+                continue
+            if m.action == 2:  # DELETE
+                shapes.pop(key, None)
+                continue
+            kind = kinds.get(m.type)
+            if kind is None:
+                continue  # arrows, lines, text...: not drawn (doc/view.md)
+            p, q = m.pose.position, m.pose.orientation
+            pose = pose_matrix((p.x, p.y, p.z), (q.x, q.y, q.z, q.w) if (q.x, q.y, q.z, q.w) != (0, 0, 0, 0)
+                               else (0.0, 0.0, 0.0, 1.0))
+            mesh = m.mesh_resource[len("file://"):] if m.mesh_resource.startswith("file://") else None
+            tri = np.array([(v.x, v.y, v.z) for v in m.points], float) if kind == "triangles" else None
+            name = re.sub(r"[^A-Za-z0-9_.:-]", "_", f"{topic}:{m.ns}:{m.id}")  # one scene node, not a path
+            shape = marker_shape(m.header.frame_id, name, kind,
+                                 (m.scale.x, m.scale.y, m.scale.z), pose, (m.color.r, m.color.g, m.color.b,
+                                                                           m.color.a or 1.0),
+                                 triangles=tri, mesh_file=mesh)
+            if shape is not None:
+                shapes[key] = shape
+            else:
+                shapes.pop(key, None)
+        everything = [s for per_topic in self._markers.values() for s in per_topic.values()]
+        self.page.set_object_shapes(everything)
+        frames = sorted({s.link for s in everything})
+        print(f"robot_core view: drawing {len(everything)} marker shapes in {len(frames)} frames from {topic}"
+              f" ({', '.join(frames)})", flush=True)
 
     def _on_image(self, topic: str, m: Any) -> None:
         if m.encoding not in ("rgb8", "bgr8", "mono8") or m.height < 1 or m.width < 1:
@@ -226,6 +288,10 @@ class ViewNode:
             print(f"robot_core view: {placed} of {len(links)} links posed from {self.source}", flush=True)
             self._said_source = self.source
         self.last_placed = placed
+        objects = self.page.show_object_poses(poses)
+        if objects != self._said_objects:
+            print(f"robot_core view: {objects} object frames posed from /tf", flush=True)
+            self._said_objects = objects
         others = {f: p for f, p in poses.items() if f not in links and self.robot is not None
                   and f not in self.robot.links}
         if others:
