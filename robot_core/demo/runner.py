@@ -256,7 +256,7 @@ def _write_video(log: TrackingLog, output: Path, robot_file: Path, facts: dict[s
         return None
     try:
         facts["video"] = render_video_with_fallback(robot_file, log.joints, t, values, output / "run.mp4",
-                                                    world=world, goal=goal)
+                                                    world=world, goal=goal, objects=log.object_poses())
     except RenderError as exc:
         facts["video"] = {"note": str(exc)}
         goals.append(GoalOutcome("video", "MuJoCo offscreen", False, "failed", str(exc)))
