@@ -5,7 +5,8 @@ from ``/tf`` + ``/tf_static`` (or, where no link is on /tf, from ``/joint_states
 kinematics); frames on /tf that are not links (sensors, world objects) as labelled axes, and the shapes of rviz
 markers (visualization_msgs/MarkerArray, e.g. the simulator's ``~/world_markers``) in their frames; every
 ``sensor_msgs/Image`` (rgb8/bgr8/mono8) in a Cameras panel; every ``geometry_msgs/WrenchStamped`` as a force arrow
-at its frame; the joint trajectory controller's reference as the goal path and the tool's path as traced. The
+at its frame; the joint trajectory controller's accepted goal (its ``~/accepted_trajectory``; else its sampled
+reference) as the goal path and the tool's path as traced. The
 panel lists the controllers (``list_controllers`` every 2 s), has pause / resume / step / reset buttons for the
 simulator, and sliders for the joints of every active forward position controller (published on its
 ``~/commands``). Until the graph is there it says what it waits for, on the page and on stdout.
@@ -62,6 +63,7 @@ class ViewNode:
         self._wrench: dict[str, tuple[str, np.ndarray]] = {}
         self._markers: dict[str, dict[tuple[str, int], Any]] = {}
         self._reference: list[np.ndarray] = []
+        self._goal_topics: set[str] = set()
         self.last_placed = 0
         self.source = "nothing yet"
         self._said_source = ""
@@ -160,6 +162,14 @@ class ViewNode:
                     WrenchStamped, topic, lambda m, t=topic: self._on_wrench(t, m), 10)
             elif "visualization_msgs/msg/MarkerArray" in types:
                 self._subscribe_markers(topic)
+            elif topic.endswith("/accepted_trajectory") and "trajectory_msgs/msg/JointTrajectory" in types:
+                from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+                from trajectory_msgs.msg import JointTrajectory
+
+                latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+                self._subs[topic] = self.node.create_subscription(
+                    JointTrajectory, topic, lambda m, t=topic: self._on_goal(t, m), latched)
             elif topic.endswith("/controller_state") and \
                     "control_msgs/msg/JointTrajectoryControllerState" in types:
                 from control_msgs.msg import JointTrajectoryControllerState
@@ -239,10 +249,33 @@ class ViewNode:
         f = m.wrench.force
         self._wrench[topic] = (m.header.frame_id, np.array([f.x, f.y, f.z]))
 
-    def _on_jtc_state(self, m: Any) -> None:
-        """The reference (desired) joint positions, turned into the tool's desired position: the goal path."""
+    def _on_goal(self, topic: str, m: Any) -> None:
+        """A joint trajectory controller's ``~/accepted_trajectory``: the whole goal as the tool's path, drawn the
+        moment it arrives (from the joints' current positions through every waypoint)."""
+        from robot_core.view.trajectory_goal import goal_tool_path
+
         with self._lock:
-            if self.engine is None or self.tool_link is None or not m.reference.positions:
+            if self.engine is None or self.tool_link is None:
+                return
+            self._goal_topics.add(topic)
+            tool = self.tool_link
+
+            def tool_position(q: dict[str, float]) -> np.ndarray | None:
+                pose = self._fk(q).get(tool)
+                return None if pose is None else pose[:3, 3].copy()
+
+            pts = goal_tool_path(dict(self.joint_positions), list(m.joint_names),
+                                 [list(p.positions) for p in m.points], tool_position)
+        if len(pts):
+            self.page.show_goal(pts)
+            print(f"robot_core view: goal of {len(m.points)} points from {topic} drawn ({len(pts)} tool positions)",
+                  flush=True)
+
+    def _on_jtc_state(self, m: Any) -> None:
+        """Without an ``~/accepted_trajectory`` (upstream's controller has none): the reference (desired) joint
+        positions as they are sampled, turned into the tool's desired positions, as the goal path."""
+        with self._lock:
+            if self.engine is None or self.tool_link is None or not m.reference.positions or self._goal_topics:
                 return
             q = dict(zip(m.joint_names, m.reference.positions, strict=False))
             point = self._fk({**self.joint_positions, **q}).get(self.tool_link)
