@@ -307,6 +307,15 @@ class ViewNode:
             root = None
         if on_tf and root is not None:
             self.source = "/tf"
+            missing = links - on_tf
+            if missing and self.engine is not None and self.joint_positions:
+                # e.g. the embedded controller manager: /tf has the world's frames and the placed root, no
+                # robot_state_publisher gives the links; those come from the joint states, placed at the root
+                with self._lock:
+                    fk = self._fk(dict(self.joint_positions))
+                to_root = root @ np.linalg.inv(fk.get(self.robot.root_link, np.eye(4)))
+                poses = {**poses, **{k: to_root @ v for k, v in fk.items() if k in missing}}
+                self.source = "/tf and /joint_states + the description"
         elif self.engine is not None and self.joint_positions:
             with self._lock:
                 fk = self._fk(dict(self.joint_positions))
