@@ -481,31 +481,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 if __name__ == "__main__":
     sys.exit(main())
 
-
-class ViewProcess:
-    """``robot-core view`` as a child process (bringup --view, demo --view), stopped with the graph."""
-
-    def __init__(self, port: int = 8080, *, robot: str | None = None, log: Path | None = None) -> None:
-        import subprocess
-
-        argv = [sys.executable, "-m", "robot_core.nodes.view", "--port", str(port)]
-        if robot:
-            argv += ["--robot", str(robot)]
-        self.url = f"http://127.0.0.1:{port}/"
-        sink = log.open("w") if log is not None else None
-        self.proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT if sink else None,
-                                     start_new_session=True)
-        if sink is not None:
-            sink.close()
-
-    def stop(self, timeout: float = 10.0) -> int | None:
-        import subprocess
-
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        return self.proc.returncode
