@@ -182,8 +182,14 @@ class ViewNode:
         is, so a view started later still gets the shapes; volatile otherwise (a latched subscription would not
         match a volatile publisher)."""
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        from visualization_msgs.msg import MarkerArray
 
+        try:
+            from visualization_msgs.msg import MarkerArray
+        except ImportError:
+            self._subs[topic] = None  # not asked again
+            print(f"robot_core view: {topic} not drawn: visualization_msgs is not installed here (make setup)",
+                  flush=True)
+            return
         infos = self.node.get_publishers_info_by_topic(topic)
         if not infos:
             return  # no publisher yet: its QoS is not known; the next discovery tries again

@@ -94,7 +94,12 @@ class WorldTopics:
         if self._markers_pub is None:
             if not shapes:
                 return
-            from visualization_msgs.msg import MarkerArray
+            try:
+                from visualization_msgs.msg import MarkerArray
+            except ImportError:  # an environment set up before it was pinned: the rest of the world still runs
+                self._node.get_logger().warning("visualization_msgs is not installed: no ~/world_markers (make "
+                                                "setup installs it)", once=True)
+                return
 
             self._markers_pub = self._node.create_publisher(MarkerArray, "~/world_markers", MARKERS_QOS)
         self._markers_pub.publish(world_markers_message(shapes, stamp))
