@@ -1,18 +1,21 @@
 """The web view's cost: `robot-core view` drawing the PR2 (example-robot-data, 82 links; its meshes from the URDF
-file) from /tf at 30 Hz while the simulator runs paced at real time. No browser is connected: this is the view
-process's own cost (reading /tf, posing the links, handing viser its scene updates); a browser's rendering is the
-browser's.
+file) from /tf at 30 Hz while the simulator runs paced at real time, its arms and head swinging (commands on
+/robot_joint_commands, so every frame has links that moved), first with no browser connected, then with a real
+headless Chromium (the Debian package, driven through chromedriver as test/test_view_browser.py does) showing the
+page, so the view also sends every pose update to a client that renders it.
 
-Rows: the simulator's real-time factor without and with the view; the view process's CPU (% of one core) beside
-an anchor measured in the same run, a bare rclpy process that only decodes the same /tf (what any /tf listener,
-rviz's included, pays before drawing anything).
+Rows: the simulator's real-time factor without the view, with it, and with it and a browser; the view process's
+CPU (% of one core) beside an anchor measured in the same run, a bare rclpy process that only decodes the same /tf
+(what any /tf listener, rviz's included, pays before drawing anything), then with a browser connected beside the
+same view without one; the browser's CPU (all its processes: software WebGL on this machine) beside the view's.
 
-Run alone: ``.venv/bin/python bench/view.py [--seconds 10]``.
+Run alone: ``.venv/bin/python bench/view.py [--seconds 10] [--no-browser]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import subprocess
@@ -25,6 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _robots import ROBOTS, example_robot_data_dir
+
+SWING = ("r_shoulder_pan_joint", "l_shoulder_pan_joint", "head_pan_joint")  # commanded +-0.5 rad at 0.25 Hz
 
 TF_LISTENER = """
 import rclpy, signal, sys
@@ -66,12 +71,30 @@ class _Status:
         self.executor.add_node(self.node)
         self.status: list[tuple[float, float]] = []
         self.node.create_subscription(SimulatorStatus, "/simulator/status", self._on, 10)
+        from sensor_msgs.msg import JointState
+
+        self.swept: list[float] = []  # r_shoulder_pan_joint as the simulator reports it
+        self._commands = self.node.create_publisher(JointState, "/robot_joint_commands", 10)
+        self.node.create_timer(0.02, self._command)
+        self.node.create_subscription(JointState, "/robot_joint_states", self._on_joints, 10)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
 
     def _on(self, m: Any) -> None:
         self.status.append((time.perf_counter(), m.sim_time.sec + m.sim_time.nanosec * 1e-9))
+
+    def _command(self) -> None:
+        import math
+
+        from sensor_msgs.msg import JointState
+
+        q = 0.5 * math.sin(2 * math.pi * 0.25 * time.perf_counter())
+        self._commands.publish(JointState(name=list(SWING), position=[q, -q, q]))
+
+    def _on_joints(self, m: Any) -> None:
+        if SWING[0] in m.name:
+            self.swept.append(float(m.position[list(m.name).index(SWING[0])]))
 
     def _spin(self) -> None:
         while not self._stop.is_set():
@@ -94,9 +117,49 @@ class _Status:
         self.context.try_shutdown()
 
 
+def _tree_cpu_seconds(root: int) -> float:
+    """CPU seconds of ``root`` and all its descendants alive now (chromedriver's browser processes)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        with contextlib.suppress(OSError, ValueError, IndexError):  # a process that ended meanwhile
+            total += _cpu_seconds(pid)
+        todo += children.get(pid, [])
+    return total
+
+
+def _browser(url: str) -> Any:
+    """A headless Chromium showing ``url`` (test/browser.py's WebDriver client); None with the reason printed when
+    chromium or chromedriver is missing."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
+    from browser import Browser, chromium_problem
+
+    problem = chromium_problem()
+    if problem:
+        print(f"no browser rows: {problem}")
+        return None
+    browser = Browser()
+    browser.open(url)
+    deadline = time.monotonic() + 120
+    while not browser.script("return document.querySelectorAll('canvas').length > 0"):
+        if time.monotonic() > deadline:
+            raise SystemExit("the page has no canvas after 120 s")
+        time.sleep(0.5)
+    return browser
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--no-browser", action="store_true", help="skip the rows with a browser connected")
     args = parser.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", "102")
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
@@ -149,6 +212,21 @@ def main() -> int:
         view_cpu = (_cpu_seconds(view.pid) - c0) / wall
         said = [line for line in (logs / "view.log").read_text().splitlines() if "links posed from /tf" in line]
         links = said[-1].split("view: ", 1)[-1].split(" posed")[0] if said else "? links"
+        swept = (min(status.swept), max(status.swept)) if status.swept else (float("nan"),) * 2
+        browser_rows = None
+        if not args.no_browser:
+            browser = _browser(f"http://127.0.0.1:{port}/")
+            if browser is not None:
+                try:
+                    time.sleep(5.0)  # the page loads the PR2's meshes, then only pose updates flow
+                    driver = browser.driver.proc.pid
+                    c0, b0, t0 = _cpu_seconds(view.pid), _tree_cpu_seconds(driver), time.perf_counter()
+                    rtf_browser = status.rtf(args.seconds)
+                    wall = time.perf_counter() - t0
+                    browser_rows = (rtf_browser, (_cpu_seconds(view.pid) - c0) / wall,
+                                    (_tree_cpu_seconds(driver) - b0) / wall)
+                finally:
+                    browser.close()
     finally:
         if status is not None:
             status.close()
@@ -159,13 +237,22 @@ def main() -> int:
                     p.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     p.kill()
-    print(f"web view of the PR2 ({links} drawn) from /tf at 30 Hz, no browser connected, "
-          f"{args.seconds:g} s windows (load average {os.getloadavg()[0]:.1f})")
+    print(f"web view of the PR2 ({links} drawn) from /tf at 30 Hz, {SWING[0]} swinging {swept[0]:+.2f}..{swept[1]:+.2f}"
+          f" rad, {args.seconds:g} s windows (load average {os.getloadavg()[0]:.1f})")
     print(f"{'row':52s} {'ours':>10s} {'anchor':>10s} {'ratio':>7s}")
     print(f"{'simulator real-time factor (paced at 1.0)':52s} {rtf_view:10.3f} {rtf_alone:10.3f} "
           f"{rtf_view / rtf_alone:7.2f}   (anchor: without the view)")
     print(f"{'view process CPU, % of one core':52s} {100 * view_cpu:10.1f} {100 * anchor_cpu:10.1f} "
           f"{view_cpu / max(anchor_cpu, 1e-9):7.2f}   (anchor: a bare rclpy /tf listener)")
+    if browser_rows is not None:
+        rtf_browser, view_browser_cpu, browser_cpu = browser_rows
+        print(f"{'simulator real-time factor, view + headless Chromium':52s} {rtf_browser:10.3f} {rtf_alone:10.3f} "
+              f"{rtf_browser / rtf_alone:7.2f}   (anchor: without the view)")
+        print(f"{'view process CPU with a browser connected':52s} {100 * view_browser_cpu:10.1f} "
+              f"{100 * view_cpu:10.1f} {view_browser_cpu / max(view_cpu, 1e-9):7.2f}   (anchor: no browser)")
+        print(f"{'headless Chromium CPU (all processes), % of one core':52s} {100 * browser_cpu:10.1f} "
+              f"{100 * view_browser_cpu:10.1f} {browser_cpu / max(view_browser_cpu, 1e-9):7.2f}   "
+              "(anchor: the view process serving it)")
     return 0
 
 

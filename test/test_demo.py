@@ -113,6 +113,8 @@ def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes
     assert plot[..., :3].std() > 0.05
     _check_wrench(summary, out)
     assert summary["world"].endswith("config/worlds/table_top.yaml")
+    # the video moves the world's free objects from the embedded manager's ~/object_states
+    assert summary["video"]["objects_moved"] == ["box_large", "box_medium", "box_small"], summary["video"]
     # The scene camera's last frame: its size, not blank, and the table (brown, 0.55 0.4 0.25) in view.
     camera = summary["camera"]
     assert camera["topic"] == "/scene_camera/image_raw" and camera["frames"] >= 5
@@ -144,6 +146,8 @@ def test_embedded_demo_runs_in_the_world_with_the_camera(tmp_path, processes):
     assert all(g["success"] for g in summary["goals"]) and len(summary["goals"]) == 3
     _check_wrench(summary, out)
     assert summary["world"].endswith("config/worlds/table_top.yaml")
+    # the video moves the world's free objects from the embedded manager's ~/object_states
+    assert summary["video"]["objects_moved"] == ["box_large", "box_medium", "box_small"], summary["video"]
     assert summary["camera"]["frames"] >= 5
     frame = _image(out / "camera.png")[..., :3]
     brown = (np.abs(frame[..., 0] - 0.55) < 0.2) & (np.abs(frame[..., 1] - 0.4) < 0.15) & (frame[..., 2] < 0.35)

@@ -163,3 +163,14 @@ def test_summary_success_only_when_every_goal_succeeded(tmp_path):
     assert "FAILED" in text and "[FAIL] g2" in text and "RBC not available" in text and "0.9" in text
     assert summary_dict(goals[:1])["success"] is True
     assert summary_dict([])["success"] is False
+
+
+def test_object_poses_are_kept_in_time_order_and_checked():
+    log = TrackingLog(["a"])
+    log.add_object_poses(2.0, {"box": [1, 0, 0, 1, 0, 0, 0]})
+    log.add_object_poses(1.0, {"box": [0, 0, 0, 1, 0, 0, 0], "ball": [0, 1, 0, 1, 0, 0, 0]})
+    poses = log.object_poses()
+    assert list(poses["box"][0]) == [1.0, 2.0] and poses["box"][1][:, 0].tolist() == [0.0, 1.0]
+    assert poses["ball"][1].shape == (1, 7)
+    with pytest.raises(ValueError, match="object 'box'"):
+        log.add_object_poses(3.0, {"box": [1, 2, 3]})

@@ -61,6 +61,8 @@ def test_pick_place_moves_the_box_20_cm(tmp_path, processes):
     assert abs(final[2] - start[2]) < 0.01  # back on the table, upright
     # the box really travelled with the tool: its recorded path rose well above the table on the way
     assert max(p[3] for p in summary["paths"]["box"]) > start[2] + 0.08
+    # and in the run's video, which moves the world's objects as /simulator/object_states had them
+    assert box["name"] in summary["video"]["objects_moved"], summary["video"]
     image = _image(f"{out}/pick_place.png")
     assert image.shape[0] >= 500 and image[..., :3].std() > 0.05
     # a filmstrip of six renderings, or (no OpenGL here) the paths plot saying so

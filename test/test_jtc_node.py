@@ -107,6 +107,28 @@ def test_goal_succeeds_within_goal_tolerance(jtc):
     assert q == pytest.approx(end, abs=0.02)
     assert jtc.feedback and list(jtc.feedback[-1].joint_names) == ARM_JOINTS
     assert max(f.index for f in jtc.feedback) >= 1
+    # the whole goal is on the latched ~/accepted_trajectory: a subscriber that comes after it still gets it
+    goal = accepted_trajectory(jtc)
+    assert list(goal.joint_names) == ARM_JOINTS
+    assert [list(p.positions) for p in goal.points] == [pytest.approx(mid), pytest.approx(end)]
+
+
+def accepted_trajectory(jtc, positions: list[float] | None = None):
+    """The newest message of the JTC's latched ~/accepted_trajectory (with ``positions``: once its last point is
+    there)."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from trajectory_msgs.msg import JointTrajectory
+
+    got: list = []
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    sub = jtc.node.create_subscription(JointTrajectory, "/joint_trajectory_controller/accepted_trajectory",
+                                       got.append, latched)
+    try:
+        wait_for(lambda: got and (positions is None or list(got[-1].points[-1].positions) == pytest.approx(
+            positions)), 20, "the accepted trajectory")
+    finally:
+        jtc.node.destroy_subscription(sub)
+    return got[-1]
 
 
 def test_path_tolerance_violated_by_an_external_torque(ros, jtc, graph):
@@ -262,6 +284,7 @@ def test_topic_query_state_and_controller_state(jtc):
     pub.publish(JointTrajectory(joint_names=ARM_JOINTS, points=[
         JointTrajectoryPoint(positions=target, time_from_start=Duration(sec=1))]))
     wait_for(lambda: jtc.q() == pytest.approx(target, abs=0.02), 20, "the arm at the topic trajectory's end")
+    assert len(accepted_trajectory(jtc, target).points) == 1  # a topic trajectory is repeated there too
     # The arm comes within 0.02 rad before the reference has run out, and controller states arrive on their own
     # topic: wait for the reference itself to reach the end (it must, exactly).
     wait_for(lambda: list(states[-1].reference.positions) == pytest.approx(target, abs=1e-6), 20,

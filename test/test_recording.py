@@ -148,6 +148,8 @@ def test_default_topic_set() -> None:
                           "control_msgs/msg/JointTrajectoryControllerState")
     assert in_default_set("/forward_position_controller/commands", "std_msgs/msg/Float64MultiArray")
     assert in_default_set("/wrist_ft", "geometry_msgs/msg/WrenchStamped")
+    assert in_default_set("/simulator/world_markers", "visualization_msgs/msg/MarkerArray")
+    assert in_default_set("/simulator/object_states", "robot_core_interfaces/msg/ObjectStates")
     assert not in_default_set("/scene_camera/image_raw", "sensor_msgs/msg/Image")
     assert in_default_set("/scene_camera/image_raw", "sensor_msgs/msg/Image", images=True)
     assert not in_default_set("/rosout", "rcl_interfaces/msg/Log")

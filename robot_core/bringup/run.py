@@ -452,13 +452,13 @@ def run_cli(args: argparse.Namespace) -> int:
     code = 0
     recorder = None
     if getattr(args, "record", None):
-        from robot_core.nodes.recorder import RecorderProcess
+        from robot_core.nodes.child_process import RecorderProcess
 
         recorder = RecorderProcess(args.record)
         progress(f"recording the default topics into {Path(args.record).resolve()}")
     viewer = None
     if getattr(args, "view", None) is not None:
-        from robot_core.nodes.view import ViewProcess
+        from robot_core.nodes.child_process import ViewProcess
 
         viewer = ViewProcess(args.view, robot=str(plan.options.robot))  # its file: meshes resolve beside it
         progress(f"web view on {viewer.url}")

@@ -90,6 +90,20 @@ class DemoNode:
         self.node.create_subscription(Float64MultiArray, f"/{FPC}/commands",
                                       lambda m: self.log.add_commanded(self.sim_now(), self.log.joints, m.data), 50)
         try:
+            from robot_core_interfaces.msg import ObjectStates
+
+            def objects(m: Any) -> None:
+                self.log.add_object_poses(stamp(m), {o.name: (o.pose.position.x, o.pose.position.y,
+                                                              o.pose.position.z, o.pose.orientation.w,
+                                                              o.pose.orientation.x, o.pose.orientation.y,
+                                                              o.pose.orientation.z) for o in m.objects})
+
+            # the simulator's (topic mode) or the embedded controller manager's: the run's video moves the objects
+            for topic in ("/simulator/object_states", "/controller_manager/object_states"):
+                self.node.create_subscription(ObjectStates, topic, objects, 50)
+        except ImportError:
+            pass
+        try:
             from robot_core_interfaces.msg import SimulatorStatus
 
             self.node.create_subscription(SimulatorStatus, "/simulator/status",

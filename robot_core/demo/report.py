@@ -54,6 +54,7 @@ class TrackingLog:
         self._wrench: list[tuple[float, np.ndarray]] = []  # (t, [fx, fy, fz, tx, ty, tz])
         self._frame: tuple[float, np.ndarray] | None = None  # the last camera image (t, H x W x 3 uint8)
         self._frames = 0
+        self._objects: dict[str, list[tuple[float, np.ndarray]]] = {}  # free object -> (t, x y z qw qx qy qz)
         self.phases: list[Phase] = []
 
     def _row(self, names: Sequence[str], values: Sequence[float]) -> np.ndarray | None:
@@ -98,6 +99,20 @@ class TrackingLog:
             start = self.phases[0].start if self.phases else math.inf
         sel = t < start
         return float(np.median(np.linalg.norm(w[sel, :3], axis=1))) if sel.any() else math.nan
+
+    def add_object_poses(self, t: float, poses: dict[str, Sequence[float]]) -> None:
+        """The world's free objects at ``t``: name -> (x, y, z, qw, qx, qy, qz), for the run's video."""
+        with self._lock:
+            for name, pose in poses.items():
+                row = np.asarray(pose, float)
+                if row.shape != (7,):
+                    raise ValueError(f"object '{name}': a pose is x y z qw qx qy qz, got {row.size} values")
+                self._objects.setdefault(name, []).append((float(t), row))
+
+    def object_poses(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """name -> (t, N x 7 poses) in time order."""
+        with self._lock:
+            return {name: self._arrays(list(rows), 7) for name, rows in self._objects.items()}
 
     def set_camera_frame(self, t: float, image: np.ndarray) -> None:
         """Keep the latest camera image (H x W x 3 uint8), replacing the previous one."""
@@ -376,6 +391,8 @@ def summary_text(summary: dict[str, Any]) -> str:
     if video:
         lines.append(f"  video: {video['frames']} frames at {_fmt(video.get('fps'))} fps = "
                      f"{_fmt(video.get('run_seconds'), ' s', 4)} of the run ({video.get('encoder')})"
+                     + (f"; objects moving as recorded: {', '.join(video['objects_moved'])}"
+                        if video.get("objects_moved") else "")
                      if video.get("frames") else f"  video: none: {video.get('note')}")
     recording = summary.get("recording")
     if recording:

@@ -1,10 +1,12 @@
-"""The demo's video: the recorded joint positions of the run, replayed through MuJoCo's off-screen renderer
-frame by frame and written by :mod:`robot_core.video` (MP4, or GIF where no encoder runs).
+"""The demo's video: the recorded joint positions of the run, replayed through MuJoCo's off-screen renderer frame by
+frame and written by :mod:`robot_core.video` (MP4, or GIF where no encoder runs).
 
 The run is shown in simulated time: ``round(duration * fps)`` frames, each at the joint positions interpolated at
-its instant (:func:`robot_core.video.frame_times`). The camera frames every shaped link over the whole run, from
-the same side as ``final_pose.png``. Like :mod:`robot_core.demo.pose_render`, the rendering happens in a child
-process per OpenGL backend; the joint samples go to it in a ``.npz`` file. No ROS.
+its instant (:func:`robot_core.video.frame_times`), the world's free objects at their recorded poses (the
+simulator's ``~/object_states``) interpolated at the same instant, so a carried box moves with the gripper. The
+camera frames every shaped link over the whole run, from the same side as ``final_pose.png``. Like
+:mod:`robot_core.demo.pose_render`, the rendering happens in a child process per OpenGL backend; the joint samples
+go to it in a ``.npz`` file. No ROS.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from robot_core.demo.pose_render import GL_BACKENDS, _scene, run_in_gl_child
+from robot_core.demo.pose_render import GL_BACKENDS, _place_objects, _scene, run_in_gl_child
+
+# an object's recorded poses: times (N,) and poses (N, 7: x y z qw qx qy qz)
+ObjectSamples = dict[str, tuple[np.ndarray, np.ndarray]]
 
 DEFAULT_FPS = 15.0
 DEFAULT_SIZE = (640, 480)
@@ -36,10 +41,30 @@ def sample_positions(t: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.nd
     return out
 
 
+def sample_object_poses(objects: ObjectSamples, at: np.ndarray) -> dict[str, np.ndarray]:
+    """Each object's pose interpolated at the instants ``at`` ((len(at), 7); before its first sample it is at its
+    first pose, after its last at its last); quaternions interpolated component-wise (each sample flipped to the
+    hemisphere of the one before) and normalised, which at a demo's sampling rate (tf_rate) is the rotation."""
+    out = {}
+    for name, (t, poses) in objects.items():
+        if len(t) == 0:
+            continue
+        poses = np.array(poses, float)
+        for k in range(1, len(poses)):
+            if np.dot(poses[k, 3:], poses[k - 1, 3:]) < 0.0:
+                poses[k, 3:] *= -1.0
+        pose = sample_positions(np.asarray(t, float), poses, at)
+        pose[:, 3:] /= np.linalg.norm(pose[:, 3:], axis=1, keepdims=True)
+        out[name] = pose
+    return out
+
+
 def render_video(robot_file: str | Path, joints: Sequence[str], t: np.ndarray, values: np.ndarray,
                  out: str | Path, *, fps: float = DEFAULT_FPS, world: str | None = None,
-                 goal: Sequence[float] | None = None, size: tuple[int, int] = DEFAULT_SIZE) -> dict[str, Any]:
-    """Render in this process with whatever ``MUJOCO_GL`` selected; returns the video's facts."""
+                 goal: Sequence[float] | None = None, size: tuple[int, int] = DEFAULT_SIZE,
+                 objects: ObjectSamples | None = None) -> dict[str, Any]:
+    """Render in this process with whatever ``MUJOCO_GL`` selected; returns the video's facts. ``objects``: the
+    recorded poses of the world's free objects (of ``world``; others are reported in ``objects_missing``)."""
     import mujoco
 
     from robot_core.model import load_robot
@@ -58,9 +83,12 @@ def render_video(robot_file: str | Path, joints: Sequence[str], t: np.ndarray, v
     model.vis.global_.offheight = max(model.vis.global_.offheight, height)
     columns = [(i, name) for i, name in enumerate(joints) if name in engine.joint_names]
     shaped = {n for n, link in robot.links.items() if link.visuals or link.collisions}
+    object_poses = sample_object_poses(objects or {}, times)
+    missing: set[str] = set()
 
     def pose(k: int) -> None:
         engine.set_joint_state({name: float(q[k, i]) for i, name in columns if np.isfinite(q[k, i])})
+        missing.update(_place_objects(model, data, {name: p[k] for name, p in object_poses.items()}))
         mujoco.mj_forward(model, data)
 
     points = []
@@ -89,17 +117,22 @@ def render_video(robot_file: str | Path, joints: Sequence[str], t: np.ndarray, v
         renderer.close()
     return {"file": str(info.path), "frames": info.frames, "fps": info.fps, "seconds": round(info.seconds, 3),
             "run_seconds": round(float(t[-1] - t[0]), 3), "encoder": info.encoder, "width": info.width,
-            "height": info.height}
+            "height": info.height, "objects_moved": sorted(set(object_poses) - missing),
+            "objects_missing": sorted(missing)}
 
 
 def render_video_with_fallback(robot_file: str | Path, joints: Sequence[str], t: np.ndarray, values: np.ndarray,
                                out: str | Path, *, fps: float = DEFAULT_FPS, world: str | Path | None = None,
                                goal: Sequence[float] | None = None, backends: Sequence[str] = GL_BACKENDS,
-                               timeout: float = 300.0) -> dict[str, Any]:
+                               timeout: float = 300.0, objects: ObjectSamples | None = None) -> dict[str, Any]:
     """:func:`render_video` in a child process per OpenGL backend; the facts plus ``backend``."""
     with tempfile.TemporaryDirectory(prefix="robot_core_video_") as tmp:
         samples = Path(tmp) / "samples.npz"
-        np.savez(samples, t=np.asarray(t, float), values=np.asarray(values, float))
+        arrays = {"t": np.asarray(t, float), "values": np.asarray(values, float)}
+        for k, (name, (ot, poses)) in enumerate((objects or {}).items()):
+            arrays[f"object{k}_t"], arrays[f"object{k}_poses"] = np.asarray(ot, float), np.asarray(poses, float)
+            arrays[f"object{k}_name"] = np.array(name)
+        np.savez(samples, **arrays)
         request = json.dumps({"robot": str(robot_file), "joints": list(joints), "samples": str(samples),
                               "out": str(out), "fps": fps, "world": str(world) if world else None,
                               "goal": list(goal) if goal is not None else None})
@@ -112,8 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     req = json.loads(parser.parse_args(argv).request)
     with np.load(req["samples"]) as npz:
         t, values = npz["t"], npz["values"]
+        objects = {str(npz[f"object{k}_name"]): (npz[f"object{k}_t"], npz[f"object{k}_poses"])
+                   for k in range(sum(1 for key in npz.files if key.endswith("_name")))}
     facts = render_video(req["robot"], req["joints"], t, values, req["out"], fps=float(req["fps"]),
-                         world=req.get("world"), goal=req.get("goal"))
+                         world=req.get("world"), goal=req.get("goal"), objects=objects)
     print(json.dumps(facts))
     return 0
 

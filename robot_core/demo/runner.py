@@ -213,7 +213,7 @@ def _sensor_facts(scenario: Scenario, log: TrackingLog, facts: dict[str, Any]) -
 
 def _start_recorder(output: Path) -> Any:
     """``robot-core record`` of the default topics into ``output/run.mcap``, before the graph comes up."""
-    from robot_core.nodes.recorder import RecorderProcess
+    from robot_core.nodes.child_process import RecorderProcess
 
     (output / "logs").mkdir(parents=True, exist_ok=True)
     return RecorderProcess(output / "run.mcap", log=output / "logs" / "recorder.log")
@@ -221,7 +221,7 @@ def _start_recorder(output: Path) -> Any:
 
 def _start_view(output: Path, port: int, robot: Path) -> Any:
     """``robot-core view`` on ``port`` for the demo's graph (its output in logs/view.log)."""
-    from robot_core.nodes.view import ViewProcess
+    from robot_core.nodes.child_process import ViewProcess
 
     (output / "logs").mkdir(parents=True, exist_ok=True)
     viewer = ViewProcess(port, robot=str(robot), log=output / "logs" / "view.log")
@@ -256,7 +256,7 @@ def _write_video(log: TrackingLog, output: Path, robot_file: Path, facts: dict[s
         return None
     try:
         facts["video"] = render_video_with_fallback(robot_file, log.joints, t, values, output / "run.mp4",
-                                                    world=world, goal=goal)
+                                                    world=world, goal=goal, objects=log.object_poses())
     except RenderError as exc:
         facts["video"] = {"note": str(exc)}
         goals.append(GoalOutcome("video", "MuJoCo offscreen", False, "failed", str(exc)))

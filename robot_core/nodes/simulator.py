@@ -26,8 +26,10 @@ factor, paused, and the divergence resets so far, the sim time of the last one a
 (std_msgs/String, reliable, transient local, depth 10: one line per event a client must not miss -- a divergence
 and its automatic reset, the command watchdog stopping joints -- also logged); with a world
 (:mod:`robot_core.physics.world`, parameter ``world``): ``~/object_states`` (ObjectStates: free objects' poses and
-twists, at ``tf_rate``, also on /tf as world_frame -> object), fixed objects and the placed robot's root on
-/tf_static, and ``~/contacts`` (Contacts, at ``contacts_rate``, off by default). The description's camera and
+twists, at ``tf_rate``, also on /tf as world_frame -> object), ``~/world_markers``
+(visualization_msgs/MarkerArray, latched: the objects' shapes in their frames, for rviz2 and robot-core view),
+fixed objects and the placed robot's root on /tf_static, and ``~/contacts`` (Contacts, at ``contacts_rate``, off
+by default). The description's camera and
 laser sensors: ``<name>/image_raw``, ``<name>/depth/image_raw``, ``<name>/camera_info``, ``<name>/scan``
 (:mod:`robot_core.ros.sim_sensors`, doc/sensors.md; parameters ``cameras``, ``lasers``, ``sensors``,
 ``sensor_rates.<name>``).
@@ -369,6 +371,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._tf_tpl = _tf_template(self._frames.edges(self._transforms.moving_edges))
             self._publish_tf_static()
         self._publish_all()
+        self._world_topics.publish_markers(self._world, _time_msg(0))
         objects = self._world.objects
         if objects or self._world.keyframes:
             self._log.info(f"world {p['world'] or '(none)'}: objects {', '.join(objects) or 'none'}; keyframes "
@@ -920,6 +923,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
         """Simulation thread, after a world service changed the engine: tell everyone at once."""
         if kind == "static" and self._tf_static_pub is not None:
             self._publish_tf_static()
+        if kind in ("static", "model"):
+            self._world_topics.publish_markers(self._world, _time_msg(self.engine.step_count * self._dt_ns))
         if kind == "reset":
             self._commands.clear()
             self._interrupt_step("reset")

@@ -2,9 +2,11 @@
 
 What it reads and draws (doc/view.md): the robot's shapes from ``/robot_description`` (or ``--robot``), posed
 from ``/tf`` + ``/tf_static`` (or, where no link is on /tf, from ``/joint_states`` through the description's
-kinematics); frames on /tf that are not links (sensors, world objects) as labelled axes; every
+kinematics); frames on /tf that are not links (sensors, world objects) as labelled axes, and the shapes of rviz
+markers (visualization_msgs/MarkerArray, e.g. the simulator's ``~/world_markers``) in their frames; every
 ``sensor_msgs/Image`` (rgb8/bgr8/mono8) in a Cameras panel; every ``geometry_msgs/WrenchStamped`` as a force arrow
-at its frame; the joint trajectory controller's reference as the goal path and the tool's path as traced. The
+at its frame; the joint trajectory controller's accepted goal (its ``~/accepted_trajectory``; else its sampled
+reference) as the goal path and the tool's path as traced. The
 panel lists the controllers (``list_controllers`` every 2 s), has pause / resume / step / reset buttons for the
 simulator, and sliders for the joints of every active forward position controller (published on its
 ``~/commands``). Until the graph is there it says what it waits for, on the page and on stdout.
@@ -13,6 +15,7 @@ simulator, and sliders for the joints of every active forward position controlle
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 import threading
@@ -58,10 +61,13 @@ class ViewNode:
         self._pubs: dict[str, Any] = {}
         self._subs: dict[str, Any] = {}
         self._wrench: dict[str, tuple[str, np.ndarray]] = {}
+        self._markers: dict[str, dict[tuple[str, int], Any]] = {}
         self._reference: list[np.ndarray] = []
+        self._goal_topics: set[str] = set()
         self.last_placed = 0
         self.source = "nothing yet"
         self._said_source = ""
+        self._said_objects = 0
         self.page = ViewPage([], host=host, port=port, on_sim_button=self._sim_button, on_sliders=self._sliders)
         self.port = self.page.port
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -154,12 +160,84 @@ class ViewNode:
             elif "geometry_msgs/msg/WrenchStamped" in types:
                 self._subs[topic] = self.node.create_subscription(
                     WrenchStamped, topic, lambda m, t=topic: self._on_wrench(t, m), 10)
+            elif "visualization_msgs/msg/MarkerArray" in types:
+                self._subscribe_markers(topic)
+            elif topic.endswith("/accepted_trajectory") and "trajectory_msgs/msg/JointTrajectory" in types:
+                from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+                from trajectory_msgs.msg import JointTrajectory
+
+                latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+                self._subs[topic] = self.node.create_subscription(
+                    JointTrajectory, topic, lambda m, t=topic: self._on_goal(t, m), latched)
             elif topic.endswith("/controller_state") and \
                     "control_msgs/msg/JointTrajectoryControllerState" in types:
                 from control_msgs.msg import JointTrajectoryControllerState
 
                 self._subs[topic] = self.node.create_subscription(
                     JointTrajectoryControllerState, topic, self._on_jtc_state, 10)
+
+    def _subscribe_markers(self, topic: str) -> None:
+        """A MarkerArray topic (the simulator's latched ~/world_markers): transient local when every publisher
+        is, so a view started later still gets the shapes; volatile otherwise (a latched subscription would not
+        match a volatile publisher)."""
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+        try:
+            from visualization_msgs.msg import MarkerArray
+        except ImportError:
+            self._subs[topic] = None  # not asked again
+            print(f"robot_core view: {topic} not drawn: visualization_msgs is not installed here (make setup)",
+                  flush=True)
+            return
+        infos = self.node.get_publishers_info_by_topic(topic)
+        if not infos:
+            return  # no publisher yet: its QoS is not known; the next discovery tries again
+        latched = all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
+        reliable = all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE if reliable else
+                         ReliabilityPolicy.BEST_EFFORT,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+        self._subs[topic] = self.node.create_subscription(MarkerArray, topic,
+                                                          lambda m, t=topic: self._on_markers(t, m), qos)
+
+    def _on_markers(self, topic: str, msg: Any) -> None:
+        """Add, replace or delete the markers' shapes (rviz's actions), then redraw every topic's."""
+        from robot_core.view.scene import marker_shape
+        from robot_core.view.transforms import pose_matrix
+
+        kinds = {1: "box", 2: "sphere", 3: "cylinder", 11: "triangles", 10: "mesh"}
+        shapes = self._markers.setdefault(topic, {})
+        for m in msg.markers:
+            key = (m.ns, m.id)
+            if m.action == 3:  # DELETEALL
+                shapes.clear()
+                continue
+            if m.action == 2:  # DELETE
+                shapes.pop(key, None)
+                continue
+            kind = kinds.get(m.type)
+            if kind is None:
+                continue  # arrows, lines, text...: not drawn (doc/view.md)
+            p, q = m.pose.position, m.pose.orientation
+            pose = pose_matrix((p.x, p.y, p.z), (q.x, q.y, q.z, q.w) if (q.x, q.y, q.z, q.w) != (0, 0, 0, 0)
+                               else (0.0, 0.0, 0.0, 1.0))
+            mesh = m.mesh_resource[len("file://"):] if m.mesh_resource.startswith("file://") else None
+            tri = np.array([(v.x, v.y, v.z) for v in m.points], float) if kind == "triangles" else None
+            name = re.sub(r"[^A-Za-z0-9_.:-]", "_", f"{topic}:{m.ns}:{m.id}")  # one scene node, not a path
+            shape = marker_shape(m.header.frame_id, name, kind,
+                                 (m.scale.x, m.scale.y, m.scale.z), pose, (m.color.r, m.color.g, m.color.b,
+                                                                           m.color.a or 1.0),
+                                 triangles=tri, mesh_file=mesh)
+            if shape is not None:
+                shapes[key] = shape
+            else:
+                shapes.pop(key, None)
+        everything = [s for per_topic in self._markers.values() for s in per_topic.values()]
+        self.page.set_object_shapes(everything)
+        frames = sorted({s.link for s in everything})
+        print(f"robot_core view: drawing {len(everything)} marker shapes in {len(frames)} frames from {topic}"
+              f" ({', '.join(frames)})", flush=True)
 
     def _on_image(self, topic: str, m: Any) -> None:
         if m.encoding not in ("rgb8", "bgr8", "mono8") or m.height < 1 or m.width < 1:
@@ -177,10 +255,33 @@ class ViewNode:
         f = m.wrench.force
         self._wrench[topic] = (m.header.frame_id, np.array([f.x, f.y, f.z]))
 
-    def _on_jtc_state(self, m: Any) -> None:
-        """The reference (desired) joint positions, turned into the tool's desired position: the goal path."""
+    def _on_goal(self, topic: str, m: Any) -> None:
+        """A joint trajectory controller's ``~/accepted_trajectory``: the whole goal as the tool's path, drawn the
+        moment it arrives (from the joints' current positions through every waypoint)."""
+        from robot_core.view.trajectory_goal import goal_tool_path
+
         with self._lock:
-            if self.engine is None or self.tool_link is None or not m.reference.positions:
+            if self.engine is None or self.tool_link is None:
+                return
+            self._goal_topics.add(topic)
+            tool = self.tool_link
+
+            def tool_position(q: dict[str, float]) -> np.ndarray | None:
+                pose = self._fk(q).get(tool)
+                return None if pose is None else pose[:3, 3].copy()
+
+            pts = goal_tool_path(dict(self.joint_positions), list(m.joint_names),
+                                 [list(p.positions) for p in m.points], tool_position)
+        if len(pts):
+            self.page.show_goal(pts)
+            print(f"robot_core view: goal of {len(m.points)} points from {topic} drawn ({len(pts)} tool positions)",
+                  flush=True)
+
+    def _on_jtc_state(self, m: Any) -> None:
+        """Without an ``~/accepted_trajectory`` (upstream's controller has none): the reference (desired) joint
+        positions as they are sampled, turned into the tool's desired positions, as the goal path."""
+        with self._lock:
+            if self.engine is None or self.tool_link is None or not m.reference.positions or self._goal_topics:
                 return
             q = dict(zip(m.joint_names, m.reference.positions, strict=False))
             point = self._fk({**self.joint_positions, **q}).get(self.tool_link)
@@ -212,6 +313,15 @@ class ViewNode:
             root = None
         if on_tf and root is not None:
             self.source = "/tf"
+            missing = links - on_tf
+            if missing and self.engine is not None and self.joint_positions:
+                # e.g. the embedded controller manager: /tf has the world's frames and the placed root, no
+                # robot_state_publisher gives the links; those come from the joint states, placed at the root
+                with self._lock:
+                    fk = self._fk(dict(self.joint_positions))
+                to_root = root @ np.linalg.inv(fk.get(self.robot.root_link, np.eye(4)))
+                poses = {**poses, **{k: to_root @ v for k, v in fk.items() if k in missing}}
+                self.source = "/tf and /joint_states + the description"
         elif self.engine is not None and self.joint_positions:
             with self._lock:
                 fk = self._fk(dict(self.joint_positions))
@@ -226,6 +336,10 @@ class ViewNode:
             print(f"robot_core view: {placed} of {len(links)} links posed from {self.source}", flush=True)
             self._said_source = self.source
         self.last_placed = placed
+        objects = self.page.show_object_poses(poses)
+        if objects != self._said_objects:
+            print(f"robot_core view: {objects} object frames posed from /tf", flush=True)
+            self._said_objects = objects
         others = {f: p for f, p in poses.items() if f not in links and self.robot is not None
                   and f not in self.robot.links}
         if others:
@@ -373,31 +487,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 if __name__ == "__main__":
     sys.exit(main())
 
-
-class ViewProcess:
-    """``robot-core view`` as a child process (bringup --view, demo --view), stopped with the graph."""
-
-    def __init__(self, port: int = 8080, *, robot: str | None = None, log: Path | None = None) -> None:
-        import subprocess
-
-        argv = [sys.executable, "-m", "robot_core.nodes.view", "--port", str(port)]
-        if robot:
-            argv += ["--robot", str(robot)]
-        self.url = f"http://127.0.0.1:{port}/"
-        sink = log.open("w") if log is not None else None
-        self.proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT if sink else None,
-                                     start_new_session=True)
-        if sink is not None:
-            sink.close()
-
-    def stop(self, timeout: float = 10.0) -> int | None:
-        import subprocess
-
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        return self.proc.returncode

@@ -4,8 +4,8 @@ controller manager when the physics runs inside it (``hardware_mode: embedded``)
 Why here: the manager's control loop steps the engine (robot_core.control.in_process_simulator); this module is
 called once per cycle after the step and decides what is due in simulated time. The messages are those of the
 simulator node, from the same code: the free objects through :class:`robot_core.ros.sim_world.WorldTopics`
-(``~/object_states`` of the manager's node and /tf), the cameras and lasers through
-:class:`robot_core.ros.sim_sensors.SimSensors` (``<name>/image_raw``, ``<name>/camera_info``,
+(``~/object_states`` of the manager's node and /tf; their shapes on the latched ``~/world_markers``), the
+cameras and lasers through :class:`robot_core.ros.sim_sensors.SimSensors` (``<name>/image_raw``, ``<name>/camera_info``,
 ``<name>/depth/image_raw``, ``<name>/scan``), the static frames (world -> placed root, fixed objects, sensor frames)
 once on /tf_static, a free base's pose (world -> root link) on /tf with the objects, ``~/contacts`` at
 ``contacts_rate``; the world's services (robot_core.ros.sim_world.WorldServices: ``~/set_object_state``,
@@ -89,6 +89,7 @@ class EmbeddedScene:
         self._between_cycles = between_cycles or contextlib.nullcontext
         self._after_change = after_change
         self._publish_static()
+        self.topics.publish_markers(world, time_msg(0))
         WorldServices(node, lambda: self.world, self._run, self._changed, callback_group=callback_group)
 
     def _run(self, fn: Callable[[], str]) -> str:
@@ -105,6 +106,8 @@ class EmbeddedScene:
         self._has_free = bool(self.world.free_objects)
         if kind == "static":
             self._publish_static()
+        if kind in ("static", "model"):
+            self.topics.publish_markers(self.world, time_msg(self.engine.step_count * self._dt_ns))
         ns = self.engine.step_count * self._dt_ns
         self._post("object_states", self._publish_objects, (self.world.states(), self._base_pose(), ns))
 

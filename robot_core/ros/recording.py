@@ -30,7 +30,8 @@ SEPARATOR = "=" * 80
 DEFAULT_TOPICS = frozenset({"/joint_states", "/robot_joint_states", "/robot_joint_commands", "/robot_sensor_states",
                             "/tf", "/tf_static", "/clock", "/robot_description", "/simulator/status",
                             "/dynamic_joint_states"})
-DEFAULT_SUFFIXES = ("/controller_state", "/commands", "/joint_trajectory", "/state", "/odom")
+DEFAULT_SUFFIXES = ("/controller_state", "/commands", "/joint_trajectory", "/state", "/odom", "/object_states",
+                    "/world_markers")
 SENSOR_TYPES = frozenset({"sensor_msgs/msg/Imu", "geometry_msgs/msg/WrenchStamped", "sensor_msgs/msg/LaserScan",
                           "sensor_msgs/msg/CameraInfo", "sensor_msgs/msg/Range", "sensor_msgs/msg/FluidPressure",
                           "sensor_msgs/msg/Temperature", "sensor_msgs/msg/MagneticField",

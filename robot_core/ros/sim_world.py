@@ -1,7 +1,8 @@
-"""The world's topics and services, shared by the simulator node and the embedded controller manager: the free
-objects' poses and twists on ``~/object_states`` (robot_core_interfaces/ObjectStates) and on /tf (world_frame ->
-object), the static frames of a placed robot and of the scenery for /tf_static, ``~/contacts`` messages, and the
-services ``~/set_object_state``, ``~/spawn_object``, ``~/remove_object`` and ``~/reset`` (:class:`WorldServices`).
+"""The world's topics and services, shared by the simulator node and the embedded controller manager: the free objects'
+poses and twists on ``~/object_states`` (robot_core_interfaces/ObjectStates) and on /tf (world_frame -> object), their
+shapes on the latched ``~/world_markers`` (visualization_msgs/MarkerArray), the static frames of a placed robot and of
+the scenery for /tf_static, ``~/contacts`` messages, and the services ``~/set_object_state``, ``~/spawn_object``,
+``~/remove_object`` and ``~/reset`` (:class:`WorldServices`).
 
 Why one module: both ways of simulating publish the same world (:mod:`robot_core.physics.scene`); the messages
 must be the same whichever node sends them (doc/world.md).
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from robot_core.physics.world import (
     ObjectState,
@@ -33,11 +34,15 @@ from robot_core.text import clip
 
 if TYPE_CHECKING:
     from robot_core.physics.engine import Contact
+    from robot_core.physics.world_shapes import ObjectShape
 
 # runs a change of the engine where that is safe and returns its result (WorldServices)
 Run = Callable[[Callable[[], str]], str]
 
 STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
+# ~/world_markers: latched like /robot_description, so a viewer started later still gets the shapes
+MARKERS_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def tf_message_type() -> Any:
@@ -78,6 +83,26 @@ class WorldTopics:
         self._pub = node.create_publisher(ObjectStates, "~/object_states", STATE_QOS)
         self._node = node
         self._base_pub: Any = None
+        self._markers_pub: Any = None
+
+    def publish_markers(self, world: WorldSim, stamp: Time) -> None:
+        """The objects' shapes on ``~/world_markers`` (latched; sent at start and whenever an object came or went).
+        A world without objects sends nothing."""
+        from robot_core.physics.world_shapes import object_shapes
+
+        shapes = object_shapes(world)
+        if self._markers_pub is None:
+            if not shapes:
+                return
+            try:
+                from visualization_msgs.msg import MarkerArray
+            except ImportError:  # an environment set up before it was pinned: the rest of the world still runs
+                self._node.get_logger().warning("visualization_msgs is not installed: no ~/world_markers (make "
+                                                "setup installs it)", once=True)
+                return
+
+            self._markers_pub = self._node.create_publisher(MarkerArray, "~/world_markers", MARKERS_QOS)
+        self._markers_pub.publish(world_markers_message(shapes, stamp))
 
     def publish_base(self, child_frame: str, pose: Sequence[float], twist: Sequence[float], stamp: Time) -> None:
         """A floating base's ground truth on ``~/base_state`` (nav_msgs/Odometry: world_frame -> the robot's root
@@ -133,6 +158,29 @@ class WorldTopics:
             if obj.fixed:
                 out.append(pose_transform(frame, name, world.pose(name), stamp))
         return out
+
+
+def world_markers_message(shapes: Sequence[ObjectShape], stamp: Time) -> Any:
+    """visualization_msgs/MarkerArray of the objects' shapes: a DELETEALL first (objects removed since the last
+    message vanish), then one marker per geom in its object's frame (``frame_locked``: it moves with /tf),
+    namespace = the object's name, id = the geom's index within it."""
+    from geometry_msgs.msg import Point
+    from visualization_msgs.msg import Marker, MarkerArray
+
+    kinds = {"box": Marker.CUBE, "sphere": Marker.SPHERE, "cylinder": Marker.CYLINDER,
+             "triangles": Marker.TRIANGLE_LIST}
+    out = MarkerArray()
+    out.markers.append(Marker(action=Marker.DELETEALL))
+    for s in shapes:
+        m = Marker(ns=s.frame, id=s.index, type=kinds[s.kind], action=Marker.ADD, frame_locked=True)
+        m.header.frame_id, m.header.stamp = s.frame, stamp
+        pose_msg(m.pose, Pose(s.position, s.quaternion))
+        m.scale.x, m.scale.y, m.scale.z = s.scale
+        m.color.r, m.color.g, m.color.b, m.color.a = s.rgba
+        if s.triangles is not None:
+            m.points = [Point(x=float(x), y=float(y), z=float(z)) for x, y, z in s.triangles]
+        out.markers.append(m)
+    return out
 
 
 def contacts_message(contacts: Sequence[Contact], stamp: Time, frame: str) -> Any:

@@ -42,6 +42,8 @@ class ViewPage:
         self._links: dict[str, object] = {}
         self._sent: dict[str, np.ndarray] = {}
         self._frames: dict[str, object] = {}
+        self._objects: dict[str, object] = {}
+        self._objects_sent: dict[str, np.ndarray] = {}
         self._arrows: dict[str, object] = {}
         self._path: list[np.ndarray] = []
         self._path_handle: object | None = None
@@ -89,19 +91,50 @@ class ViewPage:
     def show_link_poses(self, poses: dict[str, np.ndarray]) -> int:
         """Place every link that has a pose (4x4 in the fixed frame); returns how many have one. Only links that
         moved since the last call are sent: a robot at rest costs the browser nothing."""
-        placed = 0
         with self._lock, self.server.atomic():
-            for link, handle in self._links.items():
-                m = poses.get(link)
-                if m is None:
-                    continue
-                placed += 1
-                last = self._sent.get(link)
-                if last is not None and np.allclose(last, m, rtol=0.0, atol=1e-6):
-                    continue
-                self._sent[link] = m.copy()
-                handle.position = m[:3, 3]  # type: ignore[attr-defined]
-                handle.wxyz = matrix_wxyz(m)  # type: ignore[attr-defined]
+            return self._place(self._links, self._sent, poses)
+
+    def set_object_shapes(self, shapes: Sequence[Shape]) -> None:
+        """Replace the shapes drawn in other frames than links (the world's objects, from rviz markers): one scene
+        node per frame, hidden until its frame has a pose."""
+        with self._lock:
+            for handle in self._objects.values():
+                handle.remove()  # type: ignore[attr-defined]
+            self._objects, self._objects_sent = {}, {}
+            for shape in shapes:
+                if shape.link not in self._objects:
+                    self._objects[shape.link] = self.server.scene.add_frame(f"/objects/{shape.link}",
+                                                                            show_axes=False, visible=False)
+                self.server.scene.add_mesh_simple(
+                    f"/objects/{shape.link}/{shape.name}", shape.vertices, shape.faces, color=shape.color,
+                    opacity=shape.opacity if shape.opacity < 1.0 else None)
+
+    @property
+    def object_frames(self) -> list[str]:
+        with self._lock:
+            return list(self._objects)
+
+    def show_object_poses(self, poses: dict[str, np.ndarray]) -> int:
+        """Place the objects' frames that have a pose (as :meth:`show_link_poses`); returns how many."""
+        with self._lock, self.server.atomic():
+            return self._place(self._objects, self._objects_sent, poses)
+
+    @staticmethod
+    def _place(handles: dict[str, object], sent: dict[str, np.ndarray], poses: dict[str, np.ndarray]) -> int:
+        placed = 0
+        for frame, handle in handles.items():
+            m = poses.get(frame)
+            if m is None:
+                continue
+            placed += 1
+            last = sent.get(frame)
+            if last is not None and np.allclose(last, m, rtol=0.0, atol=1e-6):
+                continue
+            sent[frame] = m.copy()
+            handle.position = m[:3, 3]  # type: ignore[attr-defined]
+            handle.wxyz = matrix_wxyz(m)  # type: ignore[attr-defined]
+            if last is None:
+                handle.visible = True  # type: ignore[attr-defined]
         return placed
 
     def show_frames(self, poses: dict[str, np.ndarray], length: float = 0.08) -> None:

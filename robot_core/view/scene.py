@@ -1,9 +1,11 @@
-"""The shapes the web view draws for a robot: every visual geom of its MuJoCo model (meshes as loaded by the
+"""The shapes the web view draws: for a robot, every visual geom of its MuJoCo model (meshes as loaded by the
 builder, primitives tessellated), as triangles in the frame of the link that carries it, with its colour.
 
 Reading the shapes from the compiled model rather than from the description means every format the simulator
 loads (URDF, xacro, .g, MJCF) and every mesh file it reads are drawn the same way, and links merged on fixed joints
-stay where MuJoCo puts them (in their body's frame, a body being named after its link).
+stay where MuJoCo puts them (in their body's frame, a body being named after its link). For the world's objects
+(and anything else a node publishes as rviz markers), the shape of a visualization_msgs/Marker in its frame
+(:func:`marker_shape`): the simulator's ``~/world_markers`` are drawn that way.
 """
 
 from __future__ import annotations
@@ -87,3 +89,48 @@ def robot_shapes(robot: RobotModel) -> list[Shape]:
                             np.asarray(tri[1], np.uint32), (float(rgba[0]), float(rgba[1]), float(rgba[2])),
                             float(rgba[3])))
     return shapes
+
+
+MARKER_KINDS = ("box", "sphere", "cylinder", "triangles", "mesh")
+
+
+def marker_shape(frame: str, name: str, kind: str, scale: tuple[float, float, float], pose: np.ndarray,
+                 rgba: tuple[float, float, float, float], *, triangles: np.ndarray | None = None,
+                 mesh_file: str | None = None) -> Shape | None:
+    """The shape of one rviz marker (visualization_msgs/Marker: CUBE, SPHERE, CYLINDER, TRIANGLE_LIST,
+    MESH_RESOURCE of a local file) in ``frame``, ``pose`` being the marker's 4x4 pose in that frame and ``scale``
+    rviz's (full extents, diameters). None for a kind not drawn or a mesh that cannot be read."""
+    import trimesh
+    import trimesh.creation as tc
+
+    sx, sy, sz = (float(v) for v in scale)
+    if kind == "box":
+        verts, faces = _mesh_arrays(tc.box(extents=(sx, sy, sz)))
+    elif kind == "sphere":
+        verts, faces = _mesh_arrays(tc.icosphere(subdivisions=2, radius=1.0))
+        verts = verts * (sx / 2, sy / 2, sz / 2)
+    elif kind == "cylinder":
+        verts, faces = _mesh_arrays(tc.cylinder(radius=1.0, height=1.0, sections=24))
+        verts = verts * (sx / 2, sy / 2, sz)
+    elif kind == "triangles" and triangles is not None and len(triangles) >= 3:
+        n = len(triangles) // 3 * 3
+        verts = np.asarray(triangles[:n], float) * (sx, sy, sz)
+        faces = np.arange(n).reshape(-1, 3)
+    elif kind == "mesh" and mesh_file:
+        try:
+            verts, faces = _mesh_arrays(trimesh.load(mesh_file, force="mesh"))
+        except (OSError, ValueError) as exc:
+            import warnings
+
+            warnings.warn(f"marker {name}: cannot read mesh {mesh_file}: {exc}", stacklevel=2)
+            return None
+        verts = verts * (sx, sy, sz)
+    else:
+        return None
+    verts = verts @ pose[:3, :3].T + pose[:3, 3]
+    return Shape(frame, name, verts.astype(np.float32), np.asarray(faces, np.uint32),
+                 (float(rgba[0]), float(rgba[1]), float(rgba[2])), float(rgba[3]))
+
+
+def _mesh_arrays(mesh: object) -> tuple[np.ndarray, np.ndarray]:
+    return np.asarray(mesh.vertices, float), np.asarray(mesh.faces)  # type: ignore[attr-defined]

@@ -8,6 +8,10 @@
   ``action_monitor_period`` seconds (node parameter, default 0.05 as upstream).
 * topic ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory): same trajectories without a result.
 * ``~/controller_state`` (control_msgs/JointTrajectoryControllerState) every update.
+* ``~/accepted_trajectory`` (trajectory_msgs/JointTrajectory, reliable, transient local, depth 1): the whole
+  trajectory of each goal the controller accepts (action or topic), as it was sent, so a viewer (robot-core view)
+  or ``ros2 topic echo`` sees the goal the moment it arrives. Upstream's controller has no such topic: an action's
+  goal travels on the action's services, which no topic repeats (our addition; doc/view.md).
 * service ``~/query_state`` (control_msgs/srv/QueryTrajectoryState).
 
 The action's goal, cancel and result services hold GOAL_QUEUE_DEPTH requests (robot_core.ros.action_qos; rclpy's
@@ -125,6 +129,12 @@ class JointTrajectoryAdapter(ControllerAdapter):
         self._executing = 0
         group = ReentrantCallbackGroup()
         self.add_output("controller_state", JointTrajectoryControllerState, "~/controller_state", JtcStateBytes())
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self._accepted_pub = self.node.create_publisher(JointTrajectoryMsg, "~/accepted_trajectory", latched)
+        self.track(self._accepted_pub, self.node.destroy_publisher)
         self.track(self.node.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, 10,
                                                  callback_group=group), self.node.destroy_subscription)
         self.track(self.node.create_service(QueryTrajectoryState, "~/query_state", self._on_query_state,
@@ -161,6 +171,8 @@ class JointTrajectoryAdapter(ControllerAdapter):
                 return GoalResponse.REJECT
         with self._results_lock:
             self._staged_goals[id(goal)] = accepted
+        if not isinstance(accepted, GoalRejection):
+            self._accepted_pub.publish(goal.trajectory)
         return GoalResponse.ACCEPT
 
     def _on_cancel(self, _goal_handle: Any) -> Any:
@@ -246,6 +258,8 @@ class JointTrajectoryAdapter(ControllerAdapter):
         if rejection is not None:
             self.log.error(f"Rejected trajectory on ~/joint_trajectory ({rejection.error_code.name}): "
                            f"{rejection.error_string}", throttle_duration_sec=1.0)
+        else:
+            self._accepted_pub.publish(msg)
 
     def _on_query_state(self, req: Any, res: Any) -> Any:
         with self.between_cycles():
