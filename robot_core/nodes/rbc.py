@@ -468,6 +468,7 @@ class RbcNode(ReadOnlyReasons, Node):
         if replacing:  # re-created right after destroy_re: the old process goes first (its node with it)
             self.coupler.finish_stopping(name)
         if name not in known:
+            # the old process's node may linger on the graph a while: it excuses itself, not a foreign node
             clash = graph_clash(name, self.get_namespace(), self.get_node_names_and_namespaces(),
                                 {name} if replacing else set())
             if clash:
