@@ -37,6 +37,17 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"robot_core: ROS_DOMAIN_ID={DOMAIN_ID}, ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """Summaries a test recorded with ``record_property("summary", text)`` (e.g. the example-robot-data corpus's
+    pass count and refused files): shown at the end of every run, also under ``-q`` where prints are hidden."""
+    texts = [value for key in ("passed", "failed") for report in terminalreporter.stats.get(key, [])
+             if report.when == "call" for name, value in report.user_properties if name == "summary"]
+    if texts:
+        terminalreporter.write_sep("-", "summaries")
+        for text in texts:
+            terminalreporter.write_line(text)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """After a module's last test (its module fixtures are gone too): no process it started may live on, or it

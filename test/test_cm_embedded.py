@@ -1,6 +1,7 @@
 """The embedded mode: the physics engine inside the controller manager, stepping in lockstep with the update
 loop. Two runs with the same goal give bit-identical joint trajectories (compared on /joint_states, stamped
-with simulated time), and the pause / step / resume services control simulated time."""
+with simulated time), the pause / step / resume services control simulated time, and the world, the camera and a
+laser scanner are published as the simulator node publishes them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from cm_helpers import (
     start_controller_manager,
     wait_goal_service,
 )
-from ros_harness import NodeProcess, wait_for, wait_future
+from ros_harness import REPO, NodeProcess, wait_for, wait_future
 
 pytest.importorskip("rclpy")
 pytestmark = pytest.mark.ros
@@ -196,3 +197,35 @@ def test_embedded_world_objects_and_camera(ros, processes):
     moved = lambda: box_tf and abs(box_tf[-1].transform.translation.x - 0.3) < 0.01 and abs(  # noqa: E731
         box_tf[-1].transform.translation.y - 0.4) < 0.01
     wait_for(moved, 20, "box_small on /tf at its new place")
+
+
+def test_embedded_laser_scan_arrives_at_its_rate_and_reads_the_wall(ros, processes, tmp_path):
+    """The embedded manager publishes a Gazebo-described laser (urdf/sensor_bot.urdf, TurtleBot3's layout) as the
+    simulator node does (test_simulator_sensors.py): 10 Hz of simulated time, the wall ahead where it is."""
+    from sensor_msgs.msg import LaserScan
+    from test_simulator_sensors import LASER_RATE, SCAN_X, WALL_X, WORLD
+
+    world = tmp_path / "wall.yaml"
+    world.write_text(WORLD)
+    start_controller_manager(processes, "hardware_mode:=embedded",
+                             f"robot_description_file:={REPO / 'urdf' / 'sensor_bot.urdf'}", f"world:={world}",
+                             "cameras:=false", "real_time_factor:=0.5")
+    node = ros.node("embedded_scan_client")
+    scans: list[LaserScan] = []
+    node.create_subscription(LaserScan, "/lidar/scan", scans.append, 10)
+
+    def stamps() -> list[float]:
+        return sorted({m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in list(scans)})
+
+    span = 2.0  # s of simulated time
+    wait_for(lambda: len(s := stamps()) > 2 and s[-1] - s[0] >= span, 90, f"{span} s of simulated time of scans")
+    s = stamps()
+    rate = (len(s) - 1) / (s[-1] - s[0])
+    scan = scans[-1]
+    print(f"\nembedded scan {rate:.2f} Hz of simulated time, straight ahead {scan.ranges[0]:.4f} m (wall at "
+          f"{WALL_X - SCAN_X:.4f} m)")
+    # due on whole periods of simulated time (100 ms), and (a scan a loaded subscriber missed aside) every one
+    assert all(abs(t * LASER_RATE - round(t * LASER_RATE)) < 1e-6 for t in s), s
+    assert rate >= 0.9 * LASER_RATE and rate == pytest.approx(LASER_RATE, rel=0.1)
+    assert scan.header.frame_id == "base_scan" and len(scan.ranges) == 360
+    assert scan.ranges[0] == pytest.approx(WALL_X - SCAN_X, abs=0.01)

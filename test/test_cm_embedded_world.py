@@ -2,7 +2,9 @@
 removes and resets to keyframes (the same services, robot_core.ros.sim_world.WorldServices, between two control
 cycles), refuses bad requests and stays up, and publishes ~/contacts; the diff-drive robot floats on a floor
 (fixed_base: false) and drives: at 0.5 m/s it covers 2 m in 4 s of simulated time (ground truth world ->
-base_footprint on /tf, as the simulator node publishes it), and its odometry agrees."""
+base_footprint on /tf, as the simulator node publishes it), its odometry agrees, a NaN cmd_vel is refused and
+the last command goes stale and stops the wheels; the parallel gripper action rejects a goal outside the finger's
+range and a new goal preempts the running one, as in topic mode (test_gripper_action_node.py)."""
 
 from __future__ import annotations
 
@@ -138,7 +140,7 @@ def test_the_diff_drive_robot_drives_embedded(ros, processes):
     from test_cm_diff_drive import CONFIG, URDF, Base
     from tf2_msgs.msg import TFMessage
 
-    start_controller_manager(processes, "hardware_mode:=embedded", f"robot_description_file:={URDF}",
+    cm = start_controller_manager(processes, "hardware_mode:=embedded", f"robot_description_file:={URDF}",
                              "fixed_base:=false", "floor:=true", "gains.left_wheel_joint.kv:=10.0",
                              "gains.right_wheel_joint.kv:=10.0", "real_time_factor:=0.5",
                              yaml=CONFIG / "diff_drive_controllers.yaml")
@@ -162,7 +164,8 @@ def test_the_diff_drive_robot_drives_embedded(ros, processes):
     assert (state[-1].header.frame_id, state[-1].child_frame_id) == ("world", "base_footprint")
     t1 = max(truth) + 500_000_000  # from 0.5 s on, at full speed
     wait_for(lambda: max(truth) >= t1 + 4_000_000_000, 60, "4 s of simulated time at 0.5 m/s")
-    base.command = (0.0, 0.0)
+    base.command = None  # nothing renews the last command from here on: it must go stale and stop the wheels
+    base.send(math.nan, 0.0)
     a = min(t for t in truth if t >= t1)
     b = min(t for t in truth if t >= a + 4_000_000_000)
     assert b - a <= 4_100_000_000, "the ground truth kept coming (newest-wins drops at most a few)"
@@ -176,3 +179,48 @@ def test_the_diff_drive_robot_drives_embedded(ros, processes):
           f"base_footprint), odometry {by_odom:.4f} m ({100 * (by_odom / travelled - 1):+.2f} %)")
     assert travelled == pytest.approx(2.0, rel=0.02)
     assert by_odom == pytest.approx(travelled, rel=0.02)
+    # the NaN command is refused with a warning (the last valid one stays) ...
+    wait_for(lambda: "dropped a command on ~/cmd_vel" in cm.output(), 20, "the NaN command refused")
+    assert "linear.x = nan is not finite" in cm.output()
+    # ... and that one goes stale after cmd_vel_timeout: the wheels stop, the base comes to rest
+    wait_for(lambda: base.wheels is not None and max(abs(v) for v in base.wheels) < 0.05, 30, "wheels stopped")
+    wait_for(lambda: abs(base.odom.twist.twist.linear.x) < 0.02, 30, "odometry at rest")
+    assert all(math.isfinite(v) for v in base.wheels)
+
+
+def test_the_gripper_action_embedded_rejects_out_of_range_goals_and_preempts(ros, processes):
+    """The parallel gripper action in embedded mode, as test_gripper_action_node.py checks it in topic mode."""
+    from control_msgs.action import ParallelGripperCommand
+    from test_gripper_action_node import ABORTED, FINGER, SUCCEEDED, Clients
+
+    from robot_core.ros.action_client import ActionClient
+
+    cm = start_controller_manager(processes, "hardware_mode:=embedded", f"robot_description_file:={RC_ARM}",
+                                  yaml=REPO / "test" / "data" / "cm_node" / "gripper_controllers.yaml")
+    code, out = run_spawner("joint_state_broadcaster", "gripper_action_controller")
+    assert code == 0, out
+    node = ros.node("embedded_gripper_client")
+    gripper = ActionClient(node, ParallelGripperCommand, "/gripper_action_controller/gripper_cmd")
+    assert gripper.wait_for_server(timeout_sec=30), "gripper action server not discovered"
+
+    def send(position: float):
+        return wait_future(gripper.send_goal_async(Clients.goal(position)), 20, "gripper goal response")
+
+    # outside the finger's range [0, 0.04]: rejected (sent until answered: a fresh client's first answer can be lost)
+    answered_eventually(gripper.send_goal_async, Clients.goal(1.0), "an answer from the gripper goal service")
+    assert not send(0.05).accepted
+    wait_for(lambda: f"outside the range [0.0, 0.04] of joint '{FINGER}'" in cm.output(), 20, "the rejection logged")
+
+    closed = send(0.0)
+    assert closed.accepted
+    assert wait_future(closed.get_result_async(), 30, "closing result").status == SUCCEEDED
+    first = send(0.04)
+    second = send(0.01)
+    assert first.accepted and second.accepted
+    old = wait_future(first.get_result_async(), 30, "the preempted goal's result")
+    new = wait_future(second.get_result_async(), 30, "the newer goal's result")
+    print(f"\nembedded gripper: preempted status {old.status}, newer status {new.status} at "
+          f"{new.result.state.position[0]:.4f} m")
+    assert old.status == ABORTED and not old.result.reached_goal
+    assert new.status == SUCCEEDED and new.result.reached_goal
+    assert new.result.state.position[0] == pytest.approx(0.01, abs=0.003)  # goal_tolerance 0.002 + a cycle

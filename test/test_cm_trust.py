@@ -1,5 +1,6 @@
 """The controller manager over DDS against everyday faults (issue 13): a simulator reset, a simulator killed
-mid-goal and restarted, and a flood of trajectory goals.
+mid-goal and restarted, a flood of trajectory goals, and a manager killed while its velocity controller drives a
+joint (the simulator's command watchdog stops it: ``dead-peer: manager killed ...``).
 
 Real processes: the simulator node and the controller manager node (topic-based hardware, ``use_sim_time``),
 driven by an rclpy ActionClient and service clients in this process. No assertion on timings: the measured
@@ -230,3 +231,43 @@ def test_a_burst_of_goals_is_answered_in_full_and_the_newest_wins(ros, processes
     earlier = [wait_future(h.get_result_async(), 60, "a preempted goal's result") for h in handles[:-1]]
     assert all(r.status == ABORTED for r in earlier)
     assert all("preempted" in r.result.error_string for r in earlier)
+
+
+def test_killed_manager_leaves_the_simulator_to_stop_the_joints(ros, processes):
+    """Fault 3 with a real commander: the controller manager is killed while its velocity controller drives
+    joint1; only the simulator's own watchdog (command_timeout, wall time) can stop the arm before its limit."""
+    from std_msgs.msg import Float64MultiArray
+
+    sim = start_simulator(processes)
+    cm = start_controller_manager(processes, "use_sim_time:=true", "hardware_mode:=topic")
+    code, out = run_spawner("joint_state_broadcaster", "forward_velocity_controller")
+    assert code == 0, out
+    node = ros.node("cm_trust_dead_manager")
+    sim_states = JointStateRecorder(node, "/robot_joint_states")  # the simulator's own, alive after the kill
+    pub = node.create_publisher(Float64MultiArray, "/forward_velocity_controller/commands", 10)
+    speed = [0.3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    node.create_timer(0.05, lambda: pub.publish(Float64MultiArray(data=speed)))
+
+    def joint1() -> tuple[float, float] | None:
+        msg = sim_states.latest()
+        if msg is None or "joint1" not in msg.name:
+            return None
+        i = list(msg.name).index("joint1")
+        return msg.position[i], msg.velocity[i]
+
+    wait_for(lambda: (s := joint1()) is not None and s[1] > 0.25, 60, "joint1 driven at 0.3 rad/s by the manager")
+    os.killpg(cm.proc.pid, signal.SIGKILL)
+    t_kill = time.monotonic()
+    cm.proc.wait(30)
+    stopped = wait_for(lambda: (s := joint1()) is not None and abs(s[1]) < 0.02 and s, 30,
+                       "joint1 stopped by the simulator's watchdog")
+    t_stop = time.monotonic()
+    print(f"dead-peer: manager killed -> joint1 stopped by the simulator {t_stop - t_kill:.3f} s after the kill "
+          f"(command_timeout 0.5 s, wall; target <= 0.5 s + one step), at {stopped[0]:.3f} rad")
+    assert stopped[0] < 2.5, "stopped by the watchdog, well before joint1's limit (3.0 rad)"
+    wait_for(lambda: "no command for" in sim.output() and "joint1" in sim.output(), 20, "the watchdog's event logged")
+    # it stays there
+    held = stopped[0]
+    t0 = _stamp(sim_states.latest())
+    wait_for(lambda: _stamp(sim_states.latest()) > t0 + 0.5, 20, "0.5 s of simulated time")
+    assert joint1()[0] == pytest.approx(held, abs=0.01)

@@ -6,7 +6,7 @@ import pytest
 from rbc_helpers import Client, arm_urdf, start
 from ros_harness import wait_for
 
-from robot_core.rbc.naming import full_name, graph_clash
+from robot_core.rbc.naming import full_name, graph_clash, graph_count
 
 
 # ------------------------------------------------------------------------------------------------ ROS-free
@@ -18,6 +18,9 @@ def test_graph_clash_is_per_namespace_and_ignores_our_own_retiring_nodes():
     assert graph_clash("JR0", "/", graph) is None  # same name, other namespace: a different node
     assert graph_clash("JR0", "/robot2/", graph) is not None
     assert graph_clash("JR0", "/robot2", graph, ours={"JR0"}) is None  # re-created right after destroy_re
+    # our own retiring node excuses itself only: a foreign node of that name that came meanwhile is a clash
+    assert graph_clash("JR0", "/robot2", [*graph, ("JR0", "/robot2")], ours={"JR0"}) is not None
+    assert graph_count("JR0", "/robot2/", [*graph, ("JR0", "/robot2")]) == 2
     assert full_name("JR0", "/robot2") == "/robot2/JR0" and full_name("JR0", "/") == "/JR0"
 
 

@@ -55,13 +55,17 @@ def _node_args(script: str, tmp_path: Path) -> list[str]:
         return ["--ros-args", "-p", f"urdf_path:={RC_ARM}"]
     if script == "controller_manager":
         return ["--ros-args", "--params-file", str(CONTROLLERS_YAML), "-p", f"robot_description_file:={RC_ARM}"]
+    if script == "controller_manager_embedded":  # its physics and scene-camera threads must end cleanly too
+        return ["--ros-args", "--params-file", str(CONTROLLERS_YAML), "-p", f"robot_description_file:={RC_ARM}",
+                "-p", "hardware_mode:=embedded"]
     if script == "rbc":
         return ["--ros-args", "-p", f"urdf_path:={arm_urdf(tmp_path / 'arm.urdf')}"]
     # a spawner waiting for a manager that is not there (yet): what it does during a whole bringup start-up
     return ["some_controller", "-c", "/no_manager_here", "--controller-manager-timeout", "0"]
 
 
-READY = {"simulator": "simulator ready", "controller_manager": "controller manager ready", "rbc": "rbc ready"}
+READY = {"simulator": "simulator ready", "controller_manager": "controller manager ready",
+         "controller_manager_embedded": "controller manager ready", "rbc": "rbc ready"}
 
 
 def _signal(proc: NodeProcess, first: int, second: int | None) -> None:
@@ -85,9 +89,9 @@ def _assert_clean_exit(proc: NodeProcess, timeout: float = 60.0) -> None:
 
 @pytest.mark.ros
 @pytest.mark.parametrize("pattern", list(PATTERNS))
-@pytest.mark.parametrize("script", ["simulator", "controller_manager", "rbc", "spawner"])
+@pytest.mark.parametrize("script", ["simulator", "controller_manager", "controller_manager_embedded", "rbc", "spawner"])
 def test_running_node_exits_0_without_traceback(ros, processes, tmp_path, script, pattern):
-    proc = NodeProcess.console_script(script, *_node_args(script, tmp_path))
+    proc = NodeProcess.console_script(script.removesuffix("_embedded"), *_node_args(script, tmp_path))
     processes.append(proc)
     if script in READY:
         proc.wait_for_output(READY[script], timeout=90)

@@ -682,6 +682,7 @@ class RbcNode(ReadOnlyReasons, Node):
             return L2Result(False, invalid)
         if name in known:  # an existing instance: the coupler says so
             return None
+        # a re-created instance's old node may linger on the graph a while: it excuses itself, not a foreign node
         clash = graph_clash(name, self.get_namespace(), self.get_node_names_and_namespaces(), leaving)
         return L2Result(False, clash) if clash else None
 

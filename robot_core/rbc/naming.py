@@ -21,15 +21,20 @@ def full_name(name: str, namespace: str) -> str:
     return f"{ns.rstrip('/')}/{name}"
 
 
+def graph_count(name: str, namespace: str, graph: Iterable[tuple[str, str]]) -> int:
+    """How many nodes named ``name`` the graph lists in ``namespace``."""
+    ns = _ns(namespace)
+    return sum(1 for other, other_ns in graph if other == name and _ns(other_ns) == ns)
+
+
 def graph_clash(name: str, namespace: str, graph: Iterable[tuple[str, str]], ours: Collection[str] = ()) -> str | None:
     """Why ``name`` cannot become a new node in ``namespace``, or None.
 
-    ``graph`` is (node name, namespace) as ``Node.get_node_names_and_namespaces()`` returns it; ``ours`` are
-    names of nodes this process is about to replace itself (a reacher destroyed just before), not a clash.
+    ``graph`` is (node name, namespace) as ``Node.get_node_names_and_namespaces()`` returns it; each name in
+    ``ours`` is a node this process is about to replace itself (a reacher destroyed just before) and excuses one
+    node of that name, not every one: a foreign node of the same name that appeared meanwhile is still a clash.
     """
-    ns = _ns(namespace)
-    for other, other_ns in graph:
-        if other == name and _ns(other_ns) == ns and other not in ours:
-            return (f"instance name '{clip(name)}' is taken: a node '{clip(full_name(name, namespace))}' is already "
-                    f"on the ROS graph; choose another name")
+    if graph_count(name, namespace, graph) > (1 if name in ours else 0):
+        return (f"instance name '{clip(name)}' is taken: a node '{clip(full_name(name, namespace))}' is already "
+                f"on the ROS graph; choose another name")
     return None
