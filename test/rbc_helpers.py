@@ -204,6 +204,15 @@ class Client:
                                                        for k, v in params.items()])
         return list(self.call(client, req).results)
 
+    def forget_node(self, node: str) -> None:
+        """The instance node ``node`` was re-created (a new process serves the name): the next set_params gets a
+        new client, warmed against the new server. The old client's requests may go to the old server's lingering
+        reader, or out before the new server's reader matched, and be lost (Fast DDS does not keep them)."""
+        client = self._param_clients.pop(node, None)
+        if client is not None:
+            self._warm.discard(client)
+            self.node.destroy_client(client)
+
     def get_vars(self, joints: list[str] | None = None, vars_: list[str] | None = None) -> Any:
         from robot_core_interfaces.srv import GetVars
 

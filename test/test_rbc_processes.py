@@ -132,6 +132,7 @@ def test_a_reacher_process_serves_its_node_reaches_and_ends_on_destroy(client, r
     res = client.l2_ctrl("create_re", "JR", "JR0")
     assert res.success, res.message
     assert _pid(res.message) != pid and list(client.l2_ctrl("list_re").names) == ["JR0"]
+    client.forget_node("JR0")
     assert all(r.successful for r in client.set_params("JR0", joints=JOINTS))
 
 
