@@ -173,3 +173,39 @@ def sec(t: Any) -> float:
 
 def near(values: dict[str, float], target: dict[str, float], tol: float) -> bool:
     return all(abs(values[k] - v) < tol for k, v in target.items())
+
+
+def joint1_goals_at_once(node: Any, seen: dict[str, list[Any]], deltas: dict[str, float]) -> dict[str, float]:
+    """Send each namespace's joint_trajectory_controller a 2 s move of joint1 by its delta, all at once, and wait
+    until every goal succeeded and each arm's joint1 (from ``seen[ns]``, its JointState messages) is at its own
+    target; returns the targets. Several robots in one graph must not take each other's goals."""
+    from builtin_interfaces.msg import Duration
+    from control_msgs.action import FollowJointTrajectory
+    from trajectory_msgs.msg import JointTrajectoryPoint
+
+    from robot_core.ros.action_client import ActionClient
+
+    def joint1(ns: str) -> float:
+        msg = seen[ns][-1]
+        return msg.position[list(msg.name).index("joint1")]
+
+    targets = {ns: joint1(ns) + delta for ns, delta in deltas.items()}
+    clients = {ns: ActionClient(node, FollowJointTrajectory, f"/{ns}/joint_trajectory_controller/"
+                                "follow_joint_trajectory") for ns in deltas}
+    for client in clients.values():
+        assert client.wait_for_server(timeout_sec=30)
+    sent = {}
+    for ns, client in clients.items():
+        goal = FollowJointTrajectory.Goal()
+        goal.trajectory.joint_names = ["joint1"]
+        goal.trajectory.points = [JointTrajectoryPoint(positions=[targets[ns]], time_from_start=Duration(sec=2))]
+        sent[ns] = client.send_goal_async(goal)
+    handles = {ns: wait_future(f, 30, f"{ns} goal acceptance") for ns, f in sent.items()}
+    assert all(h.accepted for h in handles.values())
+    results = {ns: h.get_result_async() for ns, h in handles.items()}
+    for ns, future in results.items():
+        result = wait_future(future, 90, f"{ns} trajectory result").result
+        assert result.error_code == FollowJointTrajectory.Result.SUCCESSFUL, (ns, result.error_string)
+    for ns in deltas:
+        wait_for(lambda ns=ns: abs(joint1(ns) - targets[ns]) < 0.03, 15, f"{ns} joint1 at its own goal")
+    return targets

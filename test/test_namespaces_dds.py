@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 from ros_harness import REPO, NodeProcess, wait_for, wait_future
+from sim_helpers import joint1_goals_at_once
 
 from robot_core.bringup.run import READY_PREFIX, rbc_available
 from robot_core.bringup.supervisor import MARKER_ENV, processes_with_marker
@@ -20,15 +21,11 @@ ROBOTS = {"arm1": 0.3, "arm2": -0.25}  # namespace -> joint1 target relative to 
 
 
 def test_two_namespaced_arms_follow_goals_at_the_same_time(ros, processes):
-    from builtin_interfaces.msg import Duration
-    from control_msgs.action import FollowJointTrajectory
     from controller_manager_msgs.srv import ListControllers
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
     from tf2_msgs.msg import TFMessage
-    from trajectory_msgs.msg import JointTrajectoryPoint
 
-    from robot_core.ros.action_client import ActionClient
 
     marker = f"test-namespaces-{uuid.uuid4().hex}"
     procs = {}
@@ -100,29 +97,7 @@ def test_two_namespaced_arms_follow_goals_at_the_same_time(ros, processes):
         node.create_subscription(JointState, f"/{ns}/joint_states", seen[ns].append, 10)
     wait_for(lambda: all(seen.values()), 30, "/<ns>/joint_states of both")
 
-    def joint1(ns: str) -> float:
-        msg = seen[ns][-1]
-        return msg.position[list(msg.name).index("joint1")]
-
-    targets = {ns: joint1(ns) + delta for ns, delta in ROBOTS.items()}
-    clients = {ns: ActionClient(node, FollowJointTrajectory, f"/{ns}/joint_trajectory_controller/"
-                                "follow_joint_trajectory") for ns in ROBOTS}
-    for client in clients.values():
-        assert client.wait_for_server(timeout_sec=30)
-    sent = {}
-    for ns, client in clients.items():
-        goal = FollowJointTrajectory.Goal()
-        goal.trajectory.joint_names = ["joint1"]
-        goal.trajectory.points = [JointTrajectoryPoint(positions=[targets[ns]], time_from_start=Duration(sec=2))]
-        sent[ns] = client.send_goal_async(goal)
-    handles = {ns: wait_future(f, 30, f"{ns} goal acceptance") for ns, f in sent.items()}
-    assert all(h.accepted for h in handles.values())
-    results = {ns: h.get_result_async() for ns, h in handles.items()}
-    for ns, future in results.items():
-        result = wait_future(future, 90, f"{ns} trajectory result").result
-        assert result.error_code == FollowJointTrajectory.Result.SUCCESSFUL, (ns, result.error_string)
-    for ns in ROBOTS:
-        wait_for(lambda ns=ns: abs(joint1(ns) - targets[ns]) < 0.03, 15, f"{ns} joint1 at its own goal")
+    joint1_goals_at_once(node, seen, ROBOTS)
 
     # `unspawner ... -c /arm1/controller_manager` reaches arm1's manager only
     unspawn = NodeProcess.console_script("unspawner", "gripper_controller", "-c", "/arm1/controller_manager")

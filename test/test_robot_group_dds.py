@@ -11,7 +11,8 @@ import uuid
 
 import pytest
 import yaml
-from ros_harness import REPO, NodeProcess, wait_for, wait_future
+from ros_harness import REPO, NodeProcess, answered_eventually, wait_for, wait_future
+from sim_helpers import joint1_goals_at_once
 
 from robot_core.bringup.run import READY_PREFIX, rbc_available
 from robot_core.bringup.supervisor import MARKER_ENV, processes_with_marker
@@ -38,16 +39,12 @@ def _files(tmp_path):
 
 
 def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processes, tmp_path):
-    from builtin_interfaces.msg import Duration
-    from control_msgs.action import FollowJointTrajectory
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from robot_core_interfaces.srv import ApplyWrench, SetJointState
     from sensor_msgs.msg import JointState
     from std_msgs.msg import String
     from tf2_msgs.msg import TFMessage
-    from trajectory_msgs.msg import JointTrajectoryPoint
 
-    from robot_core.ros.action_client import ActionClient
 
     marker = f"test-robot-group-{uuid.uuid4().hex}"
     bringup = NodeProcess.console_script("robot-core", "bringup", "--robots", str(_files(tmp_path)), "--headless",
@@ -80,43 +77,25 @@ def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processe
     assert not {"/robot_joint_states", "/robot_joint_commands", "/robot_description", "/joint_states"} & topics
     assert not [i for i in node.get_publishers_info_by_topic("/clock") if i.node_name != "simulator"]
 
-    def joint1(ns: str) -> float:
-        msg = seen[ns][-1]
-        return msg.position[list(msg.name).index("joint1")]
-
-    targets = {ns: joint1(ns) + delta for ns, delta in TARGETS.items()}
-    clients = {ns: ActionClient(node, FollowJointTrajectory, f"/{ns}/joint_trajectory_controller/"
-                                "follow_joint_trajectory") for ns in TARGETS}
-    for client in clients.values():
-        assert client.wait_for_server(timeout_sec=30)
-    sent = {}
-    for ns, client in clients.items():
-        goal = FollowJointTrajectory.Goal()
-        goal.trajectory.joint_names = ["joint1"]
-        goal.trajectory.points = [JointTrajectoryPoint(positions=[targets[ns]], time_from_start=Duration(sec=2))]
-        sent[ns] = client.send_goal_async(goal)
-    handles = {ns: wait_future(f, 30, f"{ns} goal acceptance") for ns, f in sent.items()}
-    assert all(h.accepted for h in handles.values())
-    results = {ns: h.get_result_async() for ns, h in handles.items()}
-    for ns, future in results.items():
-        result = wait_future(future, 90, f"{ns} result").result
-        assert result.error_code == FollowJointTrajectory.Result.SUCCESSFUL, (ns, result.error_string)
-    for ns in TARGETS:
-        wait_for(lambda ns=ns: abs(joint1(ns) - targets[ns]) < 0.03, 15, f"{ns} joint1 at its own goal")
+    targets = joint1_goals_at_once(node, seen, TARGETS)
     assert abs(targets["arm1"] - targets["arm2"]) > 0.3  # different goals, each reached by its own arm
 
     # the simulator's services of one robot, in that robot's own names (/<ns>/simulator/...)
     setter = node.create_client(SetJointState, "/arm2/simulator/set_joint_state")
     assert setter.wait_for_service(timeout_sec=30)
     request = SetJointState.Request()
-    request.state.name, request.state.position = ["joint1"], [joint1("arm2")]
-    answer = wait_future(setter.call_async(request), 30)
-    assert answer.success, answer.message
-    request.state.name = ["no_such_joint"]
+    request.state.name, request.state.position = ["no_such_joint"], [0.0]
+    # a fresh client's first answers may be dropped until the server has discovered it: warm up with a refusal
+    answered_eventually(setter.call_async, request, "an answer of /arm2/simulator/set_joint_state")
     answer = wait_future(setter.call_async(request), 30)
     assert not answer.success and "arm2/no_such_joint" in answer.message
+    request.state.name, request.state.position = ["joint1"], [_joint1(seen["arm2"][-1])]
+    answer = wait_future(setter.call_async(request), 30)
+    assert answer.success, answer.message
     wrench = node.create_client(ApplyWrench, "/arm1/simulator/apply_wrench")
     assert wrench.wait_for_service(timeout_sec=30)
+    answered_eventually(wrench.call_async, ApplyWrench.Request(link_name="no_such_link"),
+                        "an answer of /arm1/simulator/apply_wrench")
     push = ApplyWrench.Request(link_name="link2")
     push.wrench.force.z, push.duration.nanosec = 1.0, 100_000_000
     answer = wait_future(wrench.call_async(push), 30)
@@ -130,10 +109,12 @@ def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processe
 
         l2 = node.create_client(L2Control, "/arm1/rbc/l2_ctrl")
         assert l2.wait_for_service(timeout_sec=30)
+        answered_eventually(l2.call_async, L2Control.Request(cmd="list_re"), "an answer of /arm1/rbc/l2_ctrl")
         created = wait_future(l2.call_async(L2Control.Request(cmd="create_re", data="TC", name="TC0")), 30)
         assert created.success, created.message
         params = node.create_client(SetParameters, "/arm1/TC0/set_parameters")
         assert params.wait_for_service(timeout_sec=30)
+        answered_eventually(params.call_async, SetParameters.Request(), "an answer of /arm1/TC0/set_parameters")
         set_ = wait_future(params.call_async(SetParameters.Request(parameters=[
             Parameter("end_link", value="tcp").to_parameter_msg(),
             Parameter("link", value="link7").to_parameter_msg()])), 30)
@@ -192,3 +173,7 @@ def test_the_group_s_cameras_and_lasers_publish_under_each_robot_s_namespace(ros
              "the group's fixed frames on /tf_static")
     topics = {name for name, _ in node.get_topic_names_and_types()}
     assert not {"/lidar/scan", "/camera/image_raw", "/bot2/camera/image_raw"} & topics  # bot2's camera not chosen
+
+
+def _joint1(msg) -> float:
+    return msg.position[list(msg.name).index("joint1")]
