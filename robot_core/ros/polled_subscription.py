@@ -7,9 +7,9 @@ round-trip decomposition). The worker that applies the messages calls :meth:`Pol
 is ready for them (the simulator's simulation thread, before each tick), as the controller manager's loop does
 with its joint states (:mod:`robot_core.ros.hardware_io`).
 
-The subscription lives on a hidden internal node (``_<node>_poll``) that no executor spins. That node ignores the
-process's global arguments, so a ``__node:=`` remap cannot give it the owner's name; the topic is resolved by the
-owner node (its namespace and remaps) and subscribed under that absolute name.
+The subscription lives on a hidden internal node (``_<node>_poll``, in the owner's namespace) that no executor
+spins. That node ignores the process's global arguments, so a ``__node:=`` remap cannot give it the owner's
+name; the topic is resolved by the owner node (its namespace and remaps) and subscribed under that absolute name.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ class PolledSubscription:
         self.topic = owner.resolve_topic_name(topic)
         self._callback = callback
         name = owner.get_name().lstrip("_")
-        self.node = rclpy.create_node(f"_{name}_poll", context=owner.context, start_parameter_services=False,
-                                      use_global_arguments=False,
+        self.node = rclpy.create_node(f"_{name}_poll", context=owner.context, namespace=owner.get_namespace(),
+                                      start_parameter_services=False, use_global_arguments=False,
                                       parameter_overrides=[Parameter("use_sim_time", value=False)])
         self._sub = self.node.create_subscription(msg_type, self.topic, lambda _msg: None, qos)
         if not (hasattr(self._sub, "handle") and hasattr(self._sub.handle, "take_message")):
