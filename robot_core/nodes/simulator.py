@@ -4,8 +4,10 @@ A thin rclpy adapter: physics is :class:`robot_core.physics.engine.PhysicsEngine
 :mod:`robot_core.physics.command_protocol`, timing is :mod:`robot_core.physics.pacing`, tf edges are
 :mod:`robot_core.physics.link_transforms`.
 
-Threads: the rclpy executor (main thread) receives commands and service calls; one *simulation thread* owns the
-engine. Commands are decoded in the executor and queued; the simulation thread applies them between two steps.
+Threads: the rclpy executor (main thread) receives service calls; one *simulation thread* owns the engine. It
+takes the command messages itself at the start of each tick (:mod:`robot_core.ros.polled_subscription`: no
+executor hop, no hand-over of the interpreter lock; a robots file's per-robot topics still come through the
+executor), decodes them and applies them before the step.
 Services hand a job to the simulation thread and wait for it, so no lock is ever held across a physics step and
 a service cannot be starved by a simulation running as fast as possible. The streamed messages (states, /clock,
 /tf) are serialized once and then published as patched bytes (:mod:`robot_core.ros.serialized_template`),
@@ -118,6 +120,9 @@ EVENTS_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=R
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # A step request runs in slices of at most this much wall time, so queued services run in between.
 STEP_SLICE_SECONDS = 0.02
+# Commands are taken at the start of a tick, but at most this often (wall seconds): an empty take costs ~3 us,
+# which is a tenth of a step when running as fast as possible; paced at 1 kHz every tick takes.
+COMMAND_POLL_INTERVAL = 1e-4
 
 
 def _time_msg(ns: int) -> Time:
@@ -205,6 +210,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._events_pub = self.create_publisher(String, "~/events", EVENTS_QOS)
         self._status_msg = SimulatorStatus()
         self._cmd_sub = self._cmd_poll = None
+        self._next_poll = 0.0  # perf_counter time of the next take of commands (simulation thread)
         if not p["robots"]:  # taken by the simulation thread before each tick (no executor hop), if rclpy can
             try:
                 self._cmd_poll = PolledSubscription(self, JointState, p["joint_commands_topic"], POLLED_COMMAND_QOS,
@@ -549,7 +555,10 @@ class SimulatorNode(ReadOnlyReasons, Node):
         Runs at up to 1 kHz, so publishing only patches numbers into pre-serialized messages."""
         engine = self.engine
         if self._cmd_poll is not None:
-            self._cmd_poll.poll()
+            now = time.perf_counter()
+            if now >= self._next_poll:
+                self._next_poll = now + COMMAND_POLL_INTERVAL
+                self._cmd_poll.poll()
         traced = False
         if self._commands:
             if self._trace is not None:
