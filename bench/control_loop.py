@@ -47,6 +47,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +104,11 @@ joint_trajectory_controller:
 class Proc:
     """A child process in its own process group, always stopped."""
 
-    def __init__(self, args: list[str], name: str):
+    def __init__(self, args: list[str], name: str, env: dict[str, str] | None = None):
         self.name = name
         self.log = tempfile.NamedTemporaryFile(prefix=f"bench_{name}_", suffix=".log", delete=False)  # noqa: SIM115
-        self.p = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.p = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+                                  env=None if env is None else {**os.environ, **env})
 
     def output(self) -> str:
         return Path(self.log.name).read_text(errors="replace")
@@ -455,7 +457,8 @@ class RoundTrip:
             self._t_recv = time.perf_counter()
             self._event.set()
 
-    def sim_ping(self, sign: float) -> float | None:
+    def sim_ping(self, sign: float) -> tuple[float, float | None]:
+        """(publish stamp, round trip or None when no reacting state came within 0.5 s)."""
         self._event.clear()
         self._want_sign = sign
         msg = self.JointState(name=["joint7"], velocity=[0.3 * sign])
@@ -463,7 +466,7 @@ class RoundTrip:
         self.cmd_pub.publish(msg)
         ok = self._event.wait(0.5)
         self._want_sign = 0.0
-        return self._t_recv - t0 if ok else None
+        return t0, (self._t_recv - t0 if ok else None)
 
     def echo_ping(self, seq: int) -> float | None:
         self._event.clear()
@@ -478,10 +481,42 @@ class RoundTrip:
         return self._t_recv - t0 if ok else None
 
 
-def round_trip(client: Client, pings: int) -> tuple[list[float], list[float], int, int]:
+@dataclass
+class RoundTripResult:
+    """The interleaved pings (seconds) and, per answered command, its stages inside the simulator."""
+
+    sim: list[float]
+    echo: list[float]
+    lost_sim: int
+    lost_echo: int
+    stages: dict[str, list[float]]  # stage name -> seconds per matched command (see DECOMPOSITION)
+    unmatched: int  # answered commands the simulator's trace has no record of
+    missing: int  # commands with no trace record before the next one was sent (late or lost)
+    taken: int  # trace records from the first measured command on (the final stop command included)
+
+
+# Stage -> (from, to) along a command's path; "published"/"sent" are this process's stamps, the rest the
+# simulator's (robot_core/physics/tick_trace.py), all CLOCK_MONOTONIC.
+DECOMPOSITION = {
+    "hop in (publish -> DDS in simulator)": ("sent", "arrived"),
+    "wait for the next step": ("arrived", "received"),
+    "decode and queue": ("received", "parsed"),
+    "to the tick": ("parsed", "tick"),
+    "apply commands": ("tick", "stepping"),
+    "step": ("stepping", "stepped"),
+    "publish states": ("stepped", "published"),
+    "hop out (publish -> probe)": ("published", "answered"),
+}
+
+
+def round_trip(client: Client, pings: int) -> RoundTripResult:
+    from robot_core.physics.tick_trace import ENV_VAR, read_trace
+
+    trace_file = Path(tempfile.mkstemp(prefix="bench_tick_trace_", suffix=".json")[1])
     sim = Proc([str(BIN / "simulator"), "--ros-args", "-p", f"urdf_path:={URDF}", "-p", "publish_rate:=1000.0",
-                "-p", "publish_tf:=false"], "simulator")
+                "-p", "publish_tf:=false"], "simulator", env={ENV_VAR: str(trace_file)})
     echo = Proc([sys.executable, "-c", ECHO_NODE], "raw_echo")
+    sent: list[tuple[float, float | None]] = []
     try:
         sim.wait_for("simulator ready")
         echo.wait_for("echo ready")
@@ -493,15 +528,10 @@ def round_trip(client: Client, pings: int) -> tuple[list[float], list[float], in
         for k in range(10):  # warm-up both paths
             rt.sim_ping(1.0 if k % 2 else -1.0)
             rt.echo_ping(k + 1)
-        sim_times: list[float] = []
         echo_times: list[float] = []
-        lost_sim = lost_echo = 0
+        lost_echo = 0
         for k in range(pings):
-            t = rt.sim_ping(1.0 if k % 2 == 0 else -1.0)
-            if t is None:
-                lost_sim += 1
-            else:
-                sim_times.append(t)
+            sent.append(rt.sim_ping(1.0 if k % 2 == 0 else -1.0))
             time.sleep(0.01)
             t = rt.echo_ping(1000 + k)
             if t is None:
@@ -511,10 +541,78 @@ def round_trip(client: Client, pings: int) -> tuple[list[float], list[float], in
             time.sleep(0.01)
         rt.cmd_pub.publish(rt.JointState(name=["joint7"], velocity=[0.0]))
         rt.close()
-        return sim_times, echo_times, lost_sim, lost_echo
     finally:
         echo.stop()
         sim.stop()
+    try:
+        records = read_trace(trace_file)
+    except (OSError, ValueError) as exc:
+        print(f"  (no tick trace from the simulator: {exc})", flush=True)
+        records = []
+    finally:
+        trace_file.unlink(missing_ok=True)
+    sim_times = [rtt for _, rtt in sent if rtt is not None]
+    stages: dict[str, list[float]] = {k: [] for k in DECOMPOSITION}
+    unmatched = missing = 0
+    for k, (t0, rtt) in enumerate(sent):
+        # the first command the simulator received after this one was sent and before the next one
+        t_next = sent[k + 1][0] if k + 1 < len(sent) else float("inf")
+        rec = next((r for r in records if r["received"] is not None and t0 <= r["received"] < t_next), None)
+        if rec is None:
+            missing += 1
+            if rtt is not None:
+                unmatched += 1
+            continue
+        if rtt is None or rec["published"] is None or rec["arrived"] is None:
+            continue
+        at = {**rec, "sent": t0, "answered": t0 + rtt}
+        for name, (a, b) in DECOMPOSITION.items():
+            stages[name].append(at[b] - at[a])
+    taken = sum(1 for r in records if sent and r["received"] is not None and r["received"] >= sent[0][0])
+    return RoundTripResult(sim_times, echo_times, len(sent) - len(sim_times), lost_echo, stages, unmatched, missing,
+                           taken)
+
+
+def print_round_trip(rt: RoundTripResult) -> bool:
+    """The round-trip table, its decomposition and the arrival check; returns whether the target holds."""
+    us = 1e6
+    raw = float(np.median(rt.echo)) if rt.echo else float("nan")
+    print(f"{'round trip':<40} {'n':>5} {'lost':>5} {'median us':>10} {'p90 us':>8} {'p99 us':>8} "
+          f"{'median/raw':>10}")
+    for label, times, lost in (("raw rclpy JointState echo (anchor)", rt.echo, rt.lost_echo),
+                               ("command -> state through the simulator", rt.sim, rt.lost_sim)):
+        if not times:
+            print(f"{label:<40} {0:>5} {lost:>5}   (no answer)")
+            continue
+        a = np.array(times) * us
+        print(f"{label:<40} {len(a):>5} {lost:>5} {np.median(a):>10.0f} {np.percentile(a, 90):>8.0f} "
+              f"{np.percentile(a, 99):>8.0f} {np.median(a) / (raw * us):>10.2f}")
+    sent = len(rt.sim) + rt.lost_sim
+    print(f"  every command arrived: {'yes' if rt.taken >= sent + 1 else 'NO'} ({sent} sent + the final stop, "
+          f"{rt.taken} taken by the simulator by its shutdown; {sent - rt.missing} before the next was sent, "
+          f"{len(rt.sim)} answered by a reacting state within 0.5 s"
+          f"{f', {rt.unmatched} answered but not in its trace' if rt.unmatched else ''})")
+    n = len(next(iter(rt.stages.values()))) if rt.stages else 0
+    if not n or not rt.sim:
+        print("  (no decomposition: the simulator's trace matched no answered command)")
+        return False
+    med = {k: float(np.median(v)) * us for k, v in rt.stages.items()}
+    total = float(np.median(rt.sim)) * us
+    print(f"  where a command's time goes (medians of {n} commands, stamps inside the simulator)")
+    for k, v in med.items():
+        print(f"    {k:<36} {v:>8.0f} us  (p90 {np.percentile(rt.stages[k], 90) * us:.0f})")
+    st = {k: np.array(v) * us for k, v in rt.stages.items()}
+    hops = np.median(st["hop in (publish -> DDS in simulator)"] + st["hop out (publish -> probe)"])
+    ours = np.median(st["decode and queue"] + st["to the tick"] + st["apply commands"] + st["publish states"])
+    wait, step = med["wait for the next step"], med["step"]
+    print(f"  decomposition (medians): raw echo {raw * us:.0f} us (two hops through rclpy callbacks) | this path: "
+          f"its two DDS hops {hops:.0f} + wait for the step {wait:.0f} (a paced step every 1000 us: 500 on "
+          f"average) + step {step:.0f} + our handling {ours:.0f} (decode, queue, apply, publish) = round trip "
+          f"{total:.0f} us")
+    ok = total <= raw * us + 600.0
+    print(f"  target: <= raw echo + 600 us ({raw * us + 600:.0f} us): {'met' if ok else 'NOT met'} "
+          f"(round trip - echo = {total - raw * us:.0f} us; our handling {ours:.0f} us, budget 100)")
+    return ok
 
 
 PR2_LABEL = "full PR2, embedded, all ctrl, 1 kHz"
@@ -560,6 +658,8 @@ def main() -> int:
     parser.add_argument("--pings", type=int, default=200, help="round trips per path")
     parser.add_argument("--pr2-only", action="store_true", help="only the anchors, the arm's embedded 1 kHz row "
                         "and the full PR2's (no topic-based, round-trip or cpu_dma_latency rows)")
+    parser.add_argument("--round-trip-only", action="store_true", help="only the round trip through the "
+                        "simulator, its raw echo anchor and the decomposition")
     args = parser.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(1 + (os.getpid() + 53) % 100))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
@@ -568,6 +668,16 @@ def main() -> int:
 
     print("control loop benchmark: rc_arm (7 DOF), joint_state_broadcaster + joint_trajectory_controller active")
     print(f"  machine: {os.cpu_count()} CPUs, load average {load0:.2f} at start", flush=True)
+    if args.round_trip_only:
+        client = Client()
+        try:
+            result = round_trip(client, args.pings)
+        finally:
+            client.shutdown()
+        ok = print_round_trip(result)
+        print(f"target round trip <= raw echo + 600 us: {'met' if ok else 'NOT met'} "
+              f"(load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end)")
+        return 0
     floor = raw_step_anchor(min(args.seconds, 5.0))
     anchor = core_anchor(min(args.seconds, 5.0))
     client = Client()
@@ -583,7 +693,7 @@ def main() -> int:
             return 0
         embedded_100 = node_row(client, args.seconds, 1000, "embedded", publish_rate=100.0)
         topic = node_row(client, args.seconds, 500, "topic")
-        sim_rt, echo_rt, lost_sim, lost_echo = round_trip(client, args.pings)
+        rt = round_trip(client, args.pings)
         # Opt-in: the manager's cpu_dma_latency:=0 (idle CPUs poll instead of sleeping). The request is
         # system-wide, so the anchors run under the same request, held by this process.
         from robot_core.ros import realtime
@@ -600,7 +710,6 @@ def main() -> int:
     finally:
         client.shutdown()
 
-    us = 1e6
     print_loop_rows(floor, anchor, [("node, embedded simulator, 1 kHz", embedded),
                                     ("  same, states published at 100 Hz", embedded_100),
                                     ("node, topic-based to simulator, 500 Hz", topic), (PR2_LABEL, pr2)],
@@ -612,26 +721,15 @@ def main() -> int:
           f"topic-based {topic['goals_succeeded']:.0f}/{topic['goals']:.0f}")
     print_pr2_note(embedded, pr2)
     print()
-    raw = float(np.median(echo_rt)) if echo_rt else float("nan")
-    print(f"{'round trip':<40} {'n':>5} {'lost':>5} {'median us':>10} {'p90 us':>8} {'p99 us':>8} "
-          f"{'median/raw':>10}")
-    for label, times, lost in (("raw rclpy JointState echo (anchor)", echo_rt, lost_echo),
-                               ("command -> state through the simulator", sim_rt, lost_sim)):
-        if not times:
-            print(f"{label:<40} {0:>5} {lost:>5}   (no answer)")
-            continue
-        a = np.array(times) * us
-        print(f"{label:<40} {len(a):>5} {lost:>5} {np.median(a):>10.0f} {np.percentile(a, 90):>8.0f} "
-              f"{np.percentile(a, 99):>8.0f} {np.median(a) / (raw * us):>10.2f}")
+    ok_rt = print_round_trip(rt)
     print()
     ok_loop = embedded["p99"] < 500e-6 and embedded["overrun_ratio"] < 0.001
     ok_loop_100 = embedded_100["p99"] < 500e-6 and embedded_100["overrun_ratio"] < 0.001
-    ok_rt = bool(sim_rt) and float(np.median(sim_rt)) <= 2.0 * raw
     lo = low_latency.get("embedded")
     ok_lo = "n/a" if lo is None else ("met" if lo["p99"] < 500e-6 and lo["overrun_ratio"] < 0.001 else "NOT met")
     print(f"targets: embedded 1 kHz p99 < 500 us and < 0.1 % overruns: {'met' if ok_loop else 'NOT met'} "
           f"(with 100 Hz publishing: {'met' if ok_loop_100 else 'NOT met'}; with cpu_dma_latency:=0: {ok_lo}); "
-          f"round trip <= 2x raw echo: {'met' if ok_rt else 'NOT met'} "
+          f"round trip <= raw echo + 600 us: {'met' if ok_rt else 'NOT met'} "
           f"(load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end)")
     return 0
 

@@ -208,6 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"dt = {TIMESTEP * 1e3:g} ms, {args.seconds:g} simulated s per row, best of {args.rounds} rounds, "
           f"mujoco {mujoco.__version__}, load average (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print_table(rows)
+    if not args.engine_only:
+        from simulator_node import ratios
+
+        print("simulator node vs its anchor (raw mj_step + a bare rclpy node publishing the same streams):")
+        for name in args.robots:
+            for line in ratios([(r.label, r.rtf) for r in rows if r.robot == name]):
+                print(f"  {name:<8} {line}")
     return 0
 
 

@@ -39,7 +39,7 @@ def test_controllers_yaml_is_ros2_control_format_with_the_agreed_controllers():
     }
     arm = [f"joint{i}" for i in range(1, 8)]
     jtc = cfg.controllers["joint_trajectory_controller"].params
-    assert jtc["joints"] == arm and jtc["command_interfaces"] == ["position"]
+    assert jtc["joints"] == arm and jtc["command_interfaces"] == ["position", "velocity"]
     c = jtc["constraints"]
     assert c["stopped_velocity_tolerance"] > 0 and c["goal_time"] > 0
     assert all(0 < c[j]["goal"] < c[j]["trajectory"] for j in arm)

@@ -30,7 +30,7 @@ def test_position_for_some_joints_velocity_for_others(plain):
     cmd = plain.parse(["a", "b", "c"], [0.1, NAN, NAN], [NAN, 0.5, NAN], [NAN, NAN, 2.0])
     assert cmd.position.names == ("a",)
     assert cmd.position.positions.tolist() == [0.1]
-    assert cmd.position.velocities.tolist() == [0.0]  # no feed-forward given -> zero
+    assert cmd.position.velocities is None  # no feed-forward given: none (the engine clears it, as for zero)
     assert cmd.velocity.names == ("b",)
     assert cmd.velocity.velocities.tolist() == [0.5]
     assert cmd.velocity.positions is None
@@ -138,7 +138,7 @@ def test_commands_apply_to_the_engine_by_mode():
 
     proto = JointCommandProtocol(["a", "b"])
     proto.parse(["a", "b"], [1.0, NAN], [NAN, 2.0]).apply(FakeEngine())
-    assert [c[0] for c in calls] == [["a"], ["b"]]
+    assert [list(c[0]) for c in calls] == [["a"], ["b"]]
     assert calls[0][1].tolist() == [1.0] and calls[1][1] is None and calls[1][2].tolist() == [2.0]
 
 
@@ -188,3 +188,56 @@ def test_planar_joint_coordinates_are_commandable_through_the_engine_names():
     assert q["plane:u"] == pytest.approx(0.2, abs=1e-3) and q["plane:rot"] == pytest.approx(0.5, abs=1e-3)
     with pytest.raises(CommandRejectedError, match="unknown joint 'plane'"):
         JointCommandProtocol.for_robot(robot, engine.actuated_joint_names).parse(["plane"], position=[0.1])
+
+
+MESSAGES = [  # (names, position, velocity, effort): the uniform fast path and the general decoder must agree
+    (["a", "b", "c"], [0.1, 0.2, 0.3], [], []),
+    (["a", "b", "c"], [0.1, 0.2, 0.3], [1.0, 2.0, 3.0], []),
+    (["c", "a"], [NAN, NAN], [0.5, -0.5], [1.0, 2.0]),
+    (["a", "b"], [], [], [3.0, 4.0]),
+    (["a", "b"], [NAN, NAN], [NAN, NAN], [NAN, NAN]),
+    (["a", "b"], [0.1, 0.2], [NAN, NAN], [5.0, 6.0]),
+    (["a", "b"], [0.1, NAN], [NAN, 2.0], []),  # mixed modes: only the general decoder
+    (["a", "b"], [0.1, 0.2], [1.0, NAN], []),  # a feed-forward for one joint only
+]
+
+
+@pytest.mark.parametrize("msg", MESSAGES)
+def test_uniform_fast_path_decodes_like_the_general_path(plain, msg):
+    names, pos, vel, eff = msg
+    fast = plain.parse(names, pos, vel, eff)
+    general = plain._parse_general(list(names), pos, vel, eff)
+
+    def flat(cmd):
+        return [(g.names, *[None if a is None else a.tolist() for a in (g.positions, g.velocities, g.efforts)])
+                for g in (cmd.position, cmd.velocity, cmd.effort)]
+
+    assert flat(fast) == flat(general)
+
+
+def test_a_position_stream_without_feed_forward_drives_the_engine_like_zero_feed_forwards():
+    """None feed-forwards (what a position-only message decodes to, for the engine's fast path) move the robot
+    exactly as zeros would: same state to the bit after a second of streamed targets."""
+    import warnings
+
+    from robot_core.physics.engine import PhysicsEngine
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = load_robot(str(URDF_DIR / "rc_arm.urdf"))
+        a, b = (PhysicsEngine(robot, timestep=1e-3) for _ in range(2))
+    proto = JointCommandProtocol.for_robot(robot, a.actuated_joint_names)
+    names = [n for n in a.actuated_joint_names if n.startswith("joint")]
+    home = a.positions()[[a.joint_names.index(n) for n in names]]
+    zeros = np.zeros(len(names))
+    for k in range(1000):
+        target = home + 0.3 * np.sin(2 * np.pi * k / 1000)
+        cmd = proto.parse(names, target.tolist(), [NAN] * len(names), [])
+        assert cmd.position.velocities is None and cmd.position.efforts is None
+        cmd.apply(a)
+        b.set_commands(names, target, zeros, zeros)
+        a.step()
+        b.step()
+    assert abs(a.positions()[0] - home[0]) > 0.01  # it moved
+    np.testing.assert_array_equal(a.positions(), b.positions())
+    np.testing.assert_array_equal(a.velocities(), b.velocities())

@@ -4,8 +4,10 @@ A thin rclpy adapter: physics is :class:`robot_core.physics.engine.PhysicsEngine
 :mod:`robot_core.physics.command_protocol`, timing is :mod:`robot_core.physics.pacing`, tf edges are
 :mod:`robot_core.physics.link_transforms`.
 
-Threads: the rclpy executor (main thread) receives commands and service calls; one *simulation thread* owns the
-engine. Commands are decoded in the executor and queued; the simulation thread applies them between two steps.
+Threads: the rclpy executor (main thread) receives service calls; one *simulation thread* owns the engine. It
+takes the command messages itself at the start of each tick (:mod:`robot_core.ros.polled_subscription`: no
+executor hop, no hand-over of the interpreter lock; a robots file's per-robot topics still come through the
+executor), decodes them and applies them before the step.
 Services hand a job to the simulation thread and wait for it, so no lock is ever held across a physics step and
 a service cannot be starved by a simulation running as fast as possible. The streamed messages (states, /clock,
 /tf) are serialized once and then published as patched bytes (:mod:`robot_core.ros.serialized_template`),
@@ -99,10 +101,12 @@ from robot_core.physics.frame_prefix import FramePrefix
 from robot_core.physics.link_transforms import LinkTransforms
 from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
 from robot_core.physics.scene import Scene, SceneSettings
+from robot_core.physics.tick_trace import TickTrace
 from robot_core.physics.world import WorldSim
 from robot_core.ros.message_templates import DynamicJointStateBytes, retrying, stamped_template
 from robot_core.ros.namespaces import absolute_names_warning
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
+from robot_core.ros.polled_subscription import PolledSubscription
 from robot_core.ros.serialized_template import SerializedTemplate, sentinels
 from robot_core.ros.sim_sensors import SimSensors
 from robot_core.ros.sim_world import WorldServices, WorldTopics, answer, contacts_message
@@ -114,6 +118,9 @@ PARAMETER_PREFIXES = ("initial_positions.", "gains.", "sensor_rates.", "qos_over
 
 STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
 COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
+# Commands taken by the simulation thread itself (PolledSubscription): it takes them every tick, but while paused
+# only every status period, so the reader keeps more of them than an executor's would need to.
+POLLED_COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
 CLOCK_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE)
 TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -122,6 +129,9 @@ EVENTS_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=R
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # A step request runs in slices of at most this much wall time, so queued services run in between.
 STEP_SLICE_SECONDS = 0.02
+# Commands are taken at the start of a tick, but at most this often (wall seconds): an empty take costs ~3 us,
+# which is a tenth of a step when running as fast as possible; paced at 1 kHz every tick takes.
+COMMAND_POLL_INTERVAL = 1e-4
 
 
 def _time_msg(ns: int) -> Time:
@@ -188,6 +198,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
         # thread so the status timer never sees half an update; and the newest ~/events line
         self._divergences = (0, 0)
         self._last_event = ""
+        self._trace = TickTrace.from_environment()  # bench-only stamps of each command's path (None: off)
         self.ready = threading.Event()
 
         self._group: RobotGroup | None = None  # a robots file: several robots in this one world (_start_group)
@@ -208,8 +219,15 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._make_world_publishers()
         self._events_pub = self.create_publisher(String, "~/events", EVENTS_QOS)
         self._status_msg = SimulatorStatus()
-        self._cmd_sub = (self.create_subscription(JointState, p["joint_commands_topic"], self._on_command, COMMAND_QOS)
-                         if not p["robots"] else None)
+        self._cmd_sub = self._cmd_poll = None
+        self._next_poll = 0.0  # perf_counter time of the next take of commands (simulation thread)
+        if not p["robots"]:  # taken by the simulation thread before each tick (no executor hop), if rclpy can
+            try:
+                self._cmd_poll = PolledSubscription(self, JointState, p["joint_commands_topic"], POLLED_COMMAND_QOS,
+                                                    self._on_command)
+            except RuntimeError:
+                self._cmd_sub = self.create_subscription(JointState, p["joint_commands_topic"], self._on_command,
+                                                         COMMAND_QOS)
         warning = absolute_names_warning(self.get_namespace(), {k: p[k] for k in (
             "joint_states_topic", "joint_commands_topic", "sensor_states_topic", "robot_description_topic")},
             "simulator parameters")
@@ -420,6 +438,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
         if self._paused:
             # Keep clock and states flowing (same stamp) so late joiners -- a controller manager waiting for
             # its first state, a spawner waiting for time -- work against a paused simulation.
+            if self._cmd_poll is not None:  # queued, applied when it resumes
+                self._cmd_poll.poll()
             now = time.monotonic()
             if now >= self._next_paused_publish:
                 self._publish_all()
@@ -545,8 +565,19 @@ class SimulatorNode(ReadOnlyReasons, Node):
         """Apply queued commands, step until the next output is due, publish what is due; returns the steps run.
         Runs at up to 1 kHz, so publishing only patches numbers into pre-serialized messages."""
         engine = self.engine
+        if self._cmd_poll is not None:
+            now = time.perf_counter()
+            if now >= self._next_poll:
+                self._next_poll = now + COMMAND_POLL_INTERVAL
+                self._cmd_poll.poll()
+        traced = False
         if self._commands:
+            if self._trace is not None:
+                self._trace.tick()
+                traced = True
             self._apply_commands()
+            if traced:
+                self._trace.stepping()
         count = engine.step_count
         n = self._schedule.steps_to_next(count)
         if max_steps is not None and max_steps < n:
@@ -554,6 +585,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
         try:
             engine.step(n)
         except PhysicsDivergedError as exc:
+            if traced:
+                self._trace.dropped()
             at_ns = round(exc.time * 1e9) if math.isfinite(exc.time) else self._snapshot[1]
             self._divergences = (self._divergences[0] + 1, at_ns)
             self._commands.clear()
@@ -561,6 +594,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._interrupt_step("a divergence")
             self._event(f"diverged at t={exc.time:.3f} s: reset to the initial state ({exc})")
             return n
+        if traced:
+            self._trace.stepped()
         count += n
         ns = count * self._dt_ns
         self._snapshot = (count, ns)
@@ -579,6 +614,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
                 self._publish_objects()
             if contacts and count % contacts == 0:
                 self._publish_contacts()
+        if traced:
+            self._trace.published(count % states == 0)
         if self._sensors:
             self._sensors.on_tick(engine.model, engine.data, count, ns)
         return n
@@ -778,9 +815,13 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._status_pub.publish(msg)
 
     # ------------------------------------------------------------------ commands
-    def _on_command(self, msg: JointState) -> None:
+    def _on_command(self, msg: JointState, arrived: float = math.nan) -> None:
+        """A command message (from the simulation thread's poll, or the executor where rclpy cannot poll);
+        ``arrived``: when DDS received it (perf_counter clock), for the trace."""
         if self.engine is None:
             return
+        trace = self._trace
+        received = trace.received() if trace is not None else 0.0
         try:
             cmd = self._protocol.parse(msg.name, msg.position, msg.velocity, msg.effort)
         except CommandRejectedError as exc:
@@ -788,6 +829,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
             return
         if cmd.groups():
             self._last_command = time.monotonic()
+            if trace is not None:
+                trace.parsed(received, arrived)
             self._commands.append(cmd)
 
     # ------------------------------------------------------------------ services
@@ -958,6 +1001,11 @@ class SimulatorNode(ReadOnlyReasons, Node):
             route_mujoco_warnings(None)
         if self._sensors is not None:
             self._sensors.shutdown()
+        if self._trace is not None:
+            self._trace.write()
+        if self._cmd_poll is not None and (self._thread is None or not self._thread.is_alive()):
+            self._cmd_poll.destroy()
+            self._cmd_poll = None
 
     # ------------------------------------------------------------------ camera and laser sensors
     def _start_sensors(self, robot: RobotModel, engine: PhysicsEngine) -> None:

@@ -8,7 +8,7 @@ actuator's gain/bias parameters, so the servo itself runs inside MuJoCo's C step
 ==========  ==========================  ============================================================
 mode        ``ctrl`` (joint units)      joint effort produced (before the effort limit)
 ==========  ==========================  ============================================================
-position    servo reference r [rad|m]   ``kp (r - q) - kd qd + kd v_ff + tau_ff + g(q)``
+position    servo reference r [rad|m]   ``kp (r - q) - kd qd + kd v_ff + losses(v_ff) + tau_ff + g(q)``
 velocity    velocity reference [/s]     ``kv (v - qd) + tau_ff + g(q) + losses(v)``
 effort      effort [N m | N]            ``tau``
 ==========  ==========================  ============================================================
@@ -21,7 +21,9 @@ joint then holds that part of the load with its stiffness alone (a small steady-
 without an actuator -- a floating base's free joint, a non-root floating joint -- the compensation's share is
 cancelled every step (from the previous step's value; for a free joint the total weight part is exact), so a
 floating robot as a whole still falls. ``losses(v)`` is the joint's own URDF
-damping and friction at the commanded velocity, so a velocity servo tracks exactly in steady state.
+damping and friction at the commanded velocity, so a velocity servo tracks exactly in steady state, and so does
+a position servo given a velocity feed-forward (a trajectory controller claiming position and velocity): else
+the wrist joints of a light arm, whose inertia-based gains are small, lag by (damping v + friction) / kp.
 
 Limits: the total joint effort (servo + compensation) is clamped to the URDF ``<limit effort>`` by the
 joint's actuator-force range (a joint without an effort limit is unclamped, with a warning), and so is every
@@ -433,7 +435,9 @@ class Actuation:
                 vlim = self.velocity_limit[idx]
                 v = np.minimum(np.maximum(velocities, -vlim), vlim)
                 self.velocity_cmd[idx] = v
-                extra = self.kd[idx] * v if efforts is None else self.kd[idx] * v + efforts
+                extra = (self.kd[idx] + self.damping[idx]) * v + self.frictionloss[idx] * np.sign(v)
+                if efforts is not None:
+                    extra = extra + efforts
             self.effort_cmd[idx] = 0.0 if efforts is None else efforts
             self._biasprm[idx, 0] = extra * self._inv_gear[idx]
             self._feedforward = True
@@ -653,7 +657,8 @@ class Actuation:
         # Feed-forwards of the current commands in the current modes.
         v, eff, gi = self.velocity_cmd[idx], self.effort_cmd[idx], self._inv_gear[idx]
         losses = self.damping[idx] * v + self.frictionloss[idx] * np.sign(v)
-        extra = np.where(mode == POSITION, self.kd[idx] * v + eff, np.where(mode == VELOCITY, losses + eff, 0.0))
+        extra = np.where(mode == POSITION, self.kd[idx] * v + losses + eff,
+                         np.where(mode == VELOCITY, losses + eff, 0.0))
         self._biasprm[idx, 0] = extra * gi
         self._ctrl[idx] = np.where(mode == POSITION, self.reference[idx],
                                    np.where(mode == VELOCITY, v, eff))

@@ -44,7 +44,9 @@ class CommandRejectedError(ValueError):
 
 @dataclass(frozen=True)
 class CommandGroup:
-    """Joints that obey the same kind of command; feed-forward arrays are zeros where none was given."""
+    """Joints that obey the same kind of command. A feed-forward array is None when no joint of the group was
+    given one (the engine then clears it, as for zeros), else zeros where a joint's value was NaN. None keeps a
+    plain position stream on the engine's fast path."""
 
     names: tuple[str, ...]
     positions: np.ndarray | None = None
@@ -73,7 +75,7 @@ class JointCommand:
     def apply(self, engine) -> None:
         """Send to a :class:`robot_core.physics.engine.PhysicsEngine` (or anything with ``set_commands``)."""
         for g in self.groups():
-            engine.set_commands(list(g.names), g.positions, g.velocities, g.efforts)
+            engine.set_commands(g.names, g.positions, g.velocities, g.efforts)
 
 
 EMPTY_GROUP = CommandGroup(())
@@ -101,6 +103,8 @@ class JointCommandProtocol:
         self._mimic = set(mimic)
         self._interfaces = ({j: frozenset(v) for j, v in command_interfaces.items()}
                             if command_interfaces is not None else None)
+        # name lists seen before that name actuated joints only, each once (a node sends the same list every time)
+        self._plain: dict[tuple[str, ...], bool] = {}
 
     @classmethod
     def for_robot(cls, robot: RobotModel, actuated: Iterable[str] | None = None) -> JointCommandProtocol:
@@ -148,8 +152,50 @@ class JointCommandProtocol:
     def parse(self, names: Sequence[str], position: Sequence[float] = (), velocity: Sequence[float] = (),
               effort: Sequence[float] = ()) -> JointCommand:
         """Decode one message; raises :class:`CommandRejectedError` (nothing applied) naming what is wrong."""
-        names = list(names)
-        self._check_names(names)
+        key = names if names.__class__ is tuple else tuple(names)
+        plain = self._plain.get(key)
+        if plain is None:
+            self._check_names(key)
+            plain = all(nm in self._actuated for nm in key)
+            if len(self._plain) >= 256:
+                self._plain.clear()
+            self._plain[key] = plain
+        if plain:
+            fast = self._parse_uniform(key, (position, velocity, effort))
+            if fast is not None:
+                return fast
+        return self._parse_general(list(key), position, velocity, effort)
+
+    @staticmethod
+    def _parse_uniform(names: tuple[str, ...], fields: tuple[Sequence[float], ...]) -> JointCommand | None:
+        """The usual stream, decoded with a few numpy calls: every field empty or one value per joint, all of
+        them either finite or NaN, so every joint gets the same mode (the first field with finite values) and
+        the later fields are feed-forwards or absent. None: the message needs :meth:`_parse_general` (which
+        also names what is wrong)."""
+        n = len(names)
+        arrays: list[np.ndarray | None] = [None, None, None]
+        mode = -1
+        for row, values in enumerate(fields):
+            size = len(values)
+            if size == 0:
+                continue
+            if size != n:
+                return None
+            arr = np.array(values, dtype=float)
+            if np.isfinite(arr).all():
+                arrays[row] = arr
+                if mode < 0:
+                    mode = row
+            elif not np.isnan(arr).all():
+                return None  # some NaN, some not (or an inf)
+        if mode < 0:
+            return JointCommand(EMPTY_GROUP, EMPTY_GROUP, EMPTY_GROUP)  # all NaN: nothing commanded
+        group = CommandGroup(names, *[a if r >= mode else None for r, a in enumerate(arrays)])
+        return JointCommand(*[group if r == mode else EMPTY_GROUP for r in range(3)])
+
+    def _parse_general(self, names: list[str], position: Sequence[float], velocity: Sequence[float],
+                       effort: Sequence[float]) -> JointCommand:
+        """Any valid message, joint by joint (mixed modes, NaN holes, mimic joints, the packed layout)."""
         n = len(names)
         table = np.full((3, n), np.nan)
         for row, (field, values) in enumerate(zip(FIELDS, (position, velocity, effort), strict=True)):
@@ -174,7 +220,8 @@ class JointCommandProtocol:
                 return EMPTY_GROUP
             arrays: list[np.ndarray | None] = [None, None, None]
             for r in rows:
-                arrays[r] = ff[r, mask].copy()
+                if r == rows[0] or given[r, mask].any():  # a feed-forward nobody gave stays None
+                    arrays[r] = ff[r, mask].copy()
             return CommandGroup(tuple(nm for nm, m in zip(names, mask, strict=True) if m), *arrays)
 
         return JointCommand(group(pos, (0, 1, 2)), group(vel, (1, 2)), group(eff, (2,)))
