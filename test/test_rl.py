@@ -279,3 +279,98 @@ def test_pickled_env_continues_identically(action_type):
     replay = [fresh.step(a)[0] for a in actions]
     assert np.array_equal(replay[-1], mine[0])
     assert np.array_equal(env.reset()[0], copy.reset()[0])  # the generator travelled too
+
+
+def _step_singles(singles, sobs, pending, actions):
+    """One step of single envs as gymnasium's NEXT_STEP autoreset does it: an env that ended last step resets."""
+    out = []
+    for i, s in enumerate(singles):
+        if pending[i]:
+            obs, info = s.reset()
+            out.append((obs, 0.0, False, False, info))
+        else:
+            out.append(s.step(actions[i]))
+        sobs[i] = out[-1][0]
+    return out
+
+
+def _assert_same_step(batch_step, single_steps, where: str) -> None:
+    obs, reward, terminated, truncated, info = batch_step
+    assert np.array_equal(obs, np.stack([s[0] for s in single_steps])), where
+    assert reward.tolist() == [s[1] for s in single_steps], where
+    assert terminated.tolist() == [s[2] for s in single_steps], where
+    assert truncated.tolist() == [s[3] for s in single_steps], where
+    assert info["distance"].tolist() == [s[4]["distance"] for s in single_steps], where
+
+
+@pytest.mark.parametrize("action_type", ["torque", "velocity"])
+def test_batched_reach_matches_single_envs_to_the_bit(report, action_type):
+    """The batched path (mujoco.rollout) against single envs with the same seeds and actions: each env's
+    heuristic reaches its target, terminates and autoresets (NEXT_STEP) at its own step; the trajectories stay
+    the single envs' to the bit across episodes (velocity mode: each env's own loss feed-forward in the model)."""
+    n = 3
+    batch = gym.make_vec(REACH_ID, num_envs=n, vectorization_mode="vector_entry_point", action_type=action_type)
+    assert type(batch.unwrapped).__name__ == "BatchedReachEnv"
+    singles = [gym.make(REACH_ID, action_type=action_type) for _ in range(n)]
+    obs, info = batch.reset(seed=0)
+    sobs = [s.reset(seed=i)[0] for i, s in enumerate(singles)]
+    assert np.array_equal(obs, np.stack(sobs)) and not info["is_success"].any()
+    pending = np.zeros(n, dtype=bool)
+    episodes = np.zeros(n, dtype=int)
+    for k in range(240):
+        actions = np.stack([np.zeros(7, dtype=np.float32) if pending[i] else s.unwrapped.heuristic_action(sobs[i])
+                            for i, s in enumerate(singles)])
+        episodes += pending
+        step = batch.step(actions)
+        _assert_same_step(step, _step_singles(singles, sobs, pending, actions), f"step {k}")
+        pending = step[2] | step[3]
+        if episodes.min() >= 1 and episodes.max() >= 2:
+            break
+    report(f"batched_reach_{action_type}", f"{k + 1} steps of {n} envs equal to the bit, episodes ended {episodes}")
+    assert episodes.min() >= 1 and episodes.max() >= 2  # every env autoreset, at different steps
+    batch.close()
+
+
+def test_batched_reach_full_effort_limits_contacts_and_truncation(report):
+    """Random full-effort torques throw the arms into joint limits and self-contacts (more constraint rows than at
+    rest): the single envs, whose solver starts each env step cold as rollout does, stay equal to the bit; a
+    short episode limit truncates and autoresets all envs together."""
+    n, limit = 3, 25
+    batch = gym.make_vec(REACH_ID, num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=limit)
+    singles = [gym.make(REACH_ID, max_episode_steps=limit) for _ in range(n)]
+    obs, _ = batch.reset(seed=30)
+    sobs = [s.reset(seed=30 + i)[0] for i, s in enumerate(singles)]
+    assert np.array_equal(obs, np.stack(sobs))
+    rest = max(s.unwrapped.engine.data.nefc for s in singles)
+    rng = np.random.default_rng(1)
+    pending = np.zeros(n, dtype=bool)
+    most, truncations = rest, 0
+    for k in range(2 * limit + 2):
+        actions = rng.uniform(-1.0, 1.0, size=(n, 7)).astype(np.float32)
+        step = batch.step(actions)
+        _assert_same_step(step, _step_singles(singles, sobs, pending, actions), f"step {k}")
+        most = max(most, *(s.unwrapped.engine.data.nefc for s in singles))
+        truncations += int(step[3].sum())
+        pending = step[2] | step[3]
+    report("batched_reach_full_effort", f"{2 * limit + 2} steps equal to the bit; constraint rows {rest} at rest, "
+           f"up to {most}; {truncations} truncations")
+    assert most > rest + 4
+    assert truncations == 2 * n
+    with pytest.raises(ValueError, match="action of env 1 is not finite: nan for joint 'joint3'"):
+        bad = np.zeros((n, 7), dtype=np.float32)
+        bad[1, 2] = np.nan
+        batch.step(bad)
+    batch.close()
+
+
+def test_batched_reach_renders_each_env():
+    batch = gym.make_vec(REACH_ID, num_envs=2, vectorization_mode="vector_entry_point", render_mode="rgb_array",
+                         width=64, height=48)
+    batch.reset(seed=3)
+    try:
+        frames = batch.render()
+    except RenderUnavailableError as exc:
+        pytest.skip(f"no OpenGL backend can render off-screen on this machine: {exc}")
+    assert len(frames) == 2 and all(f.shape == (48, 64, 3) and f.dtype == np.uint8 for f in frames)
+    assert not np.array_equal(frames[0], frames[1])  # two arms, two targets
+    batch.close()

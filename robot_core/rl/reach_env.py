@@ -16,10 +16,15 @@ may need Python between physics steps: the engine's velocity limiter of effort-c
 update per step) is replaced in torque mode by the same brake made of MuJoCo actuators
 (:mod:`robot_core.physics.velocity_limiter`; ``engine_options={"enforce_velocity_limits": False}`` drops it);
 the velocity servos and the fingers' position hold already run inside MuJoCo.
+
+The end effector's position comes from a ``framepos`` sensor on a site at its link frame, and the observation,
+reward and success are computed by :meth:`ReachEnv.evaluate` on batches of state arrays (one row here): the
+batched path (:mod:`robot_core.rl.batched_reach`) runs the same function on what ``mujoco.rollout`` returns.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from pathlib import Path
@@ -32,6 +37,7 @@ import numpy as np
 from robot_core.model import load_robot
 from robot_core.model.robot_model import RobotModel
 from robot_core.physics.actuation import joint_inertia
+from robot_core.physics.mjcf_spec import link_frames
 from robot_core.physics.velocity_limiter import add_velocity_limiters, limiter_gains, set_velocity_limits
 from robot_core.rl.robot_env import RobotEnv, camera_fields
 
@@ -40,6 +46,8 @@ ACTION_TYPES = ("torque", "velocity")
 PICKLED_STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 DEFAULT_EFFORT = 10.0
 DEFAULT_VELOCITY = 2.0
+# Site and framepos sensor at the end effector's link frame (what the observation reads).
+END_EFFECTOR_SENSOR = "reach_end_effector"
 
 
 def default_robot_path() -> Path:
@@ -53,6 +61,20 @@ def default_robot_path() -> Path:
     if share and (Path(share) / "urdf" / "rc_arm.urdf").is_file():
         return Path(share) / "urdf" / "rc_arm.urdf"
     raise FileNotFoundError("cannot find rc_arm.urdf (neither in the source tree nor in the robot_core share dir)")
+
+
+def end_effector_frame(robot: RobotModel, spec: mujoco.MjSpec, link: str) -> tuple[mujoco.MjsBody, np.ndarray]:
+    """The body of ``spec`` carrying ``link`` and the link frame in that body's frame: for a robot simulated from
+    its own MJCF the file's body, else the builder's (a body per link, named after it)."""
+    if robot.mjcf is not None:
+        body_name, offset = link_frames(robot).get(link, (link, np.eye(4)))
+        body = spec.body(body_name)
+        if body is not None:
+            return body, offset
+    body = spec.body(link)
+    if body is None:
+        raise ValueError(f"end_effector '{link}' of robot '{robot.name}' has no body in the simulation")
+    return body, np.eye(4)
 
 
 def default_end_effector(robot: RobotModel) -> str:
@@ -146,6 +168,14 @@ class ReachEnv(RobotEnv):
         self._dofs = np.array([m.jnt_dofadr[m.joint(n).id] for n in self.joint_names])
         self._command_idx = eng.command_index(self.joint_names)
         self._target_mocap = int(m.body_mocapid[m.body("reach_target").id])
+        sensor = m.sensor(END_EFFECTOR_SENSOR)
+        adr = int(m.sensor_adr[sensor.id])
+        self._ee_sensor = slice(adr, adr + 3)
+        site = m.site(END_EFFECTOR_SENSOR).id
+        if int(m.site_bodyid[site]) != self._ee_body or not np.allclose(
+                m.site_pos[site], np.zeros(3) if self._ee_offset is None else self._ee_offset, atol=1e-12):
+            raise ValueError(f"end_effector '{self.end_effector}' of robot '{robot.name}': the sensor site landed "
+                             f"on body '{m.body(int(m.site_bodyid[site])).name}', not on the link's frame")
         self._fk_data = mujoco.MjData(m)
         if self.velocity_limiter:
             self._fk_data.qpos[:] = eng.data.qpos  # the engine's initial pose, where it tunes its own gains
@@ -162,6 +192,10 @@ class ReachEnv(RobotEnv):
         super()._build_scene(spec)
         if self.velocity_limiter:
             add_velocity_limiters(spec, self.joint_names)
+        body, offset = end_effector_frame(self.robot, spec, self.end_effector)
+        body.add_site(name=END_EFFECTOR_SENSOR, pos=offset[:3, 3], group=5)
+        spec.add_sensor(name=END_EFFECTOR_SENSOR, type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
+                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=END_EFFECTOR_SENSOR)
         marker = spec.worldbody.add_body(name="reach_target", mocap=True)
         marker.add_geom(name="reach_target", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.025, 0, 0],
                         rgba=[0.9, 0.1, 0.1, 0.8], contype=0, conaffinity=0, group=2)
@@ -218,17 +252,59 @@ class ReachEnv(RobotEnv):
 
     def _observe(self) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         d = self.engine.data
+        obs, reward, success, distance = self.evaluate(d.qpos[None], d.qvel[None], d.sensordata[None],
+                                                        self.target[None])
+        ok = bool(success[0])
+        return obs[0], float(reward[0]), ok, False, {"distance": float(distance[0]), "is_success": ok}
+
+    # ------------------------------------------------------------------ the task on batches (also batched_reach)
+    def evaluate(self, qpos: np.ndarray, qvel: np.ndarray, sensordata: np.ndarray, targets: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Batch of states (rows of ``qpos``, ``qvel``, ``sensordata``, ``targets``) -> observations (float32),
+        rewards, success (= terminated) and distances. The single env passes a batch of one, the batched path
+        N rows: one function, so the two cannot drift apart."""
         n = self._qadr.size
-        obs = np.empty(2 * n + 6, dtype=np.float32)  # a fresh array per step: callers keep observations
-        obs[:n] = d.qpos[self._qadr]
-        obs[n:2 * n] = d.qvel[self._dofs]
-        ee = self.end_effector_position()
-        obs[2 * n:2 * n + 3] = ee
-        obs[2 * n + 3:] = self.target
-        e = ee - self.target
-        distance = math.sqrt(e @ e)
-        success = distance < self.success_distance
-        return obs, -distance, success, False, {"distance": distance, "is_success": success}
+        ee = sensordata[:, self._ee_sensor]
+        obs = np.empty((qpos.shape[0], 2 * n + 6), dtype=np.float32)  # fresh: callers keep observations
+        obs[:, :n] = qpos[:, self._qadr]
+        obs[:, n:2 * n] = qvel[:, self._dofs]
+        obs[:, 2 * n:2 * n + 3] = ee
+        obs[:, 2 * n + 3:] = targets
+        e = ee - targets
+        distance = np.sqrt((e * e).sum(axis=1))
+        return obs, -distance, distance < self.success_distance, distance
+
+    def batch_controls(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Batch of actions ``(N, n)`` -> the controlled joints' ``ctrl`` ``(N, n)`` and, in velocity mode, their
+        actuators' constant bias (the engine's loss feed-forward, ``biasprm[:, 0]``), each as the engine's
+        actuation writes them for one env in :meth:`step` (clip, scale, effort or velocity limit)."""
+        a = np.clip(actions, self.action_space.low, self.action_space.high) * self.action_scale
+        act = self.engine.actuation
+        idx = self._command_idx
+        if self.action_type == "torque":
+            limit = act.effort_limit[idx]
+            return np.minimum(np.maximum(a, -limit), limit), None
+        limit = act.velocity_limit[idx]
+        v = np.minimum(np.maximum(a, -limit), limit)
+        losses = act.damping[idx] * v + act.frictionloss[idx] * np.sign(v) + 0.0  # + the (zero) effort feed-forward
+        return v, losses * (1.0 / act.gear[idx])
+
+    def episode_model(self) -> tuple[mujoco.MjModel, np.ndarray]:
+        """A copy of the model as it steps during an episode, and the ``ctrl`` row of a zero action.
+
+        After a reset every joint holds its pose in position mode; the first action switches the controlled
+        joints' actuators to torque or velocity mode (gains, bias and the gravity compensation of the links they
+        carry are model parameters), the other joints keep holding their initial positions. From then on an
+        episode changes only ``ctrl`` (and, in velocity mode, the controlled actuators' constant bias:
+        :meth:`batch_controls`). Leaves this env at the start of an episode, its first (zero) action applied."""
+        self.start_episode(np.random.default_rng(0))
+        self._set_action(np.zeros(self.action_space.shape))
+        return copy.copy(self.engine.model), self.engine.data.ctrl.copy()
+
+    @property
+    def actuator_ids(self) -> np.ndarray:
+        """MuJoCo actuator ids of the controlled joints (the columns :meth:`batch_controls` fills)."""
+        return np.asarray(self.engine.actuation.act_ids[self._command_idx])
 
     # ------------------------------------------------------------------ the hand-written controller
     def heuristic_action(self, observation: np.ndarray) -> np.ndarray:
@@ -250,11 +326,8 @@ class ReachEnv(RobotEnv):
 
     # ------------------------------------------------------------------ helpers
     def end_effector_position(self) -> np.ndarray:
-        d = self.engine.data
-        b = self._ee_body
-        if self._ee_offset is None:
-            return d.xpos[b].copy()
-        return d.xpos[b] + d.xmat[b].reshape(3, 3) @ self._ee_offset
+        """Where the end effector is (world frame), as the observation reports it (its framepos sensor)."""
+        return self.engine.data.sensordata[self._ee_sensor].copy()
 
     def _sample_target(self, rng: np.random.Generator, attempts: int = 50) -> np.ndarray:
         """End-effector position of a random joint configuration (above ``min_target_height``)."""

@@ -91,14 +91,23 @@ class RobotEnv(gym.Env):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        self.engine.reset()
-        self._reset_task(self.np_random)
-        mujoco.mj_forward(self.engine.model, self.engine.data)
+        self.start_episode(self.np_random)
         obs, _reward, _terminated, _truncated, info = self._observe()
         return obs, info
 
+    def start_episode(self, rng: np.random.Generator) -> None:
+        """The engine at the start of a new episode drawn from ``rng`` (what ``reset`` does after seeding; the
+        batched path draws each env's episodes with it)."""
+        self.engine.reset()
+        self._reset_task(rng)
+        mujoco.mj_forward(self.engine.model, self.engine.data)
+
     def step(self, action):
         self._set_action(np.asarray(action))
+        # Each env step's constraint solver starts cold, as mujoco.rollout starts it (the batched path): a warm
+        # start only changes where within the solver's tolerance (and, with contacts, among equal solutions)
+        # it ends, and this way the single and the batched env step to the same bits.
+        self.engine.data.qacc_warmstart[:] = 0.0
         self.engine.step(self.frame_skip)
         return self._observe()
 
@@ -106,9 +115,13 @@ class RobotEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' to the env")
             return None
+        return self.render_state(self.engine.data)
+
+    def render_state(self, data: mujoco.MjData) -> np.ndarray:
+        """One RGB frame of the state in ``data`` (of this env's model or a copy of it: the batched path's envs)."""
         if self._renderer is None:
             self._renderer = make_renderer(self.engine.model, self.height, self.width)
-        self._renderer.update_scene(self.engine.data, camera=self.camera)
+        self._renderer.update_scene(data, camera=self.camera)
         return self._renderer.render()
 
     def close(self) -> None:

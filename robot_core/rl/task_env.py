@@ -15,7 +15,7 @@ as functions of the physics state arrays only:
 
 Batches have a leading dimension (1 for this single env, N for the batched path), so both paths run the same
 task code and cannot drift apart. The actuated physics takes ``frame_skip`` ``mj_step`` calls per ``step()``
-in one ``mj_step(..., nstep)`` call.
+in one ``mj_step(..., nstep)`` call, its constraint solver started cold as ``mujoco.rollout`` starts it.
 
 No GL context is opened before :meth:`render` (or, for image observations, before the first ``reset``);
 pickling drops the renderer and keeps the physics state and the generator.
@@ -123,6 +123,7 @@ class TaskEnv(gym.Env):
     def step(self, action):
         # The batch-of-one views of the state were made once (_bind_views): per step only the task's own arrays.
         self._ctrl[:] = self.controls(np.asarray(action, dtype=np.float64).reshape(1, -1))
+        self._warmstart[:] = 0.0  # the constraint solver starts cold, as in mujoco.rollout: the batched path's bits
         mujoco.mj_step(self.model, self.data, nstep=self.frame_skip)
         obs, reward, terminated, success = self.evaluate(*self._views, self.start)
         return (self._observation(obs[0]), float(reward[0]), bool(terminated[0]), False,
@@ -143,7 +144,7 @@ class TaskEnv(gym.Env):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_renderer"] = None
-        del state["_views"], state["_ctrl"]  # views into the MjData, remade by __setstate__
+        del state["_views"], state["_ctrl"], state["_warmstart"]  # views into the MjData, remade by __setstate__
         state["data"] = physics_state(self.model, self.data)
         state["camera"] = camera_fields(self.camera)
         return state
@@ -165,6 +166,7 @@ class TaskEnv(gym.Env):
         d = self.data
         self._views = (d.qpos[None], d.qvel[None], d.sensordata[None])
         self._ctrl = d.ctrl[None]
+        self._warmstart = d.qacc_warmstart
 
     def _observation(self, state_obs: np.ndarray) -> np.ndarray:
         return self.observe_image(self.data) if self.image_observation else state_obs
