@@ -6,10 +6,14 @@ Rows:
 * ``step()`` of each env (unwrapped, and as ``gym.make`` hands it out with gymnasium's wrappers) vs. a raw loop
   doing the same physics on the same model: ``frame_skip`` (20) ``mj_step`` calls from Python after writing
   ``ctrl`` (the anchor the issue names), and the same as one ``mj_step(..., nstep=20)`` call. Ratio = env time /
-  anchor time (target <= 1.3 against the Python loop);
-* the batched path (``BatchedEnv``, ``mujoco.rollout`` on all cores) for N = 1, 8, 32 cart-poles vs. N raw
-  ``MjData`` stepped one after the other (``mj_step(nstep=20)`` each, controls written from Python). Ratio =
-  raw time / batched time, the speed-up (target >= 1.8 on 2 cores);
+  anchor time (target <= 1.3 against the Python loop). The four are timed in short interleaved windows, many
+  rounds, and each keeps its fastest window (min of k), so a loaded machine slows all four alike;
+* the wrapper chain's own cost: per env, the ``gym.make`` step minus the unwrapped step from those windows, and
+  ``TimeLimit`` / ``OrderEnforcing`` / ``PassiveEnvChecker`` around an env whose ``step()`` does nothing (with and
+  without ``disable_env_checker=True``), timed the same way;
+* the batched path (``BatchedEnv``, ``mujoco.rollout`` on all cores) for N = 1, 8, 32 cart-poles and Reach arms
+  vs. N raw ``MjData`` stepped one after the other (``mj_step(nstep=20)`` each, controls written from Python).
+  Ratio = raw time / batched time, the speed-up (target >= 1.8 on 2 cores);
 * the visual cart-pole's image observation per frame vs. ``mujoco.Renderer`` rendering the same camera at the
   same size;
 * PPO (stable-baselines3, 8 envs, seed 0) wall time until its deterministic mean episode length on the state
@@ -48,23 +52,41 @@ def per_call(fns: list, calls: int, rounds: int = 9) -> list[float]:
 
 
 def model_and_ctrl(env: gym.Env) -> tuple[mujoco.MjModel, mujoco.MjData, int]:
+    """The env's own model and data: the anchors step the same state (contacts and all) as the env."""
     u = env.unwrapped
     if hasattr(u, "engine"):
-        return u.engine.model, mujoco.MjData(u.engine.model), u.frame_skip
-    return u.model, mujoco.MjData(u.model), u.frame_skip
+        return u.engine.model, u.engine.data, u.frame_skip
+    return u.model, u.data, u.frame_skip
 
 
-def step_rows(calls: int) -> None:
+class NullEnv(gym.Env):
+    """An env whose step() does nothing: what gym.make's wrappers cost on their own."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, shape=(4,), dtype=np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        return np.zeros(4, dtype=np.float32), {}
+
+    def step(self, action):
+        return np.zeros(4, dtype=np.float32), 0.0, False, False, {}
+
+
+NULL_ID = "robot_core_bench/Null-v0"
+LONG_EPISODE = 10**9  # gym.make's TimeLimit stays in the chain but never cuts a timing window with a reset
+
+
+def step_rows(calls: int, rounds: int) -> None:
     print(f"\n{'single env step() at frame_skip 20':<44}{'us/step':>10}{'raw loop':>10}{'ratio':>8}"
           f"{'nstep=20':>10}{'ratio':>8}")
+    overheads = []
     for env_id in (CARTPOLE_ID, PUSHING_ROBOT_ID, REACH_ID):
-        wrapped = gym.make(env_id)
+        wrapped = gym.make(env_id, max_episode_steps=LONG_EPISODE)
         wrapped.reset(seed=0)
         action = np.zeros(wrapped.action_space.shape, dtype=np.float32)
         unwrapped = wrapped.unwrapped
         m, d, skip = model_and_ctrl(wrapped)
-        if hasattr(unwrapped, "engine"):
-            d = unwrapped.engine.data  # the same state the env steps
         ctrl = np.zeros(m.nu)
 
         def raw_loop(m=m, d=d, ctrl=ctrl, skip=skip) -> None:
@@ -76,45 +98,61 @@ def step_rows(calls: int) -> None:
             d.ctrl[:] = ctrl
             mujoco.mj_step(m, d, nstep=skip)
 
-        # The episode limit does not matter here: a falling pole keeps stepping as physics.
-        for label, fn in ((f"{env_id} (unwrapped)", lambda u=unwrapped, a=action: u.step(a)),
-                          (f"{env_id} (gym.make)", lambda w=wrapped, a=action: _step_wrapped(w, a))):
-            t_env, t_loop, t_nstep = per_call([fn, raw_loop, raw_nstep], calls)
-            print(f"{label:<44}{t_env * 1e6:>10.1f}{t_loop * 1e6:>10.1f}{t_env / t_loop:>8.2f}"
-                  f"{t_nstep * 1e6:>10.1f}{t_env / t_nstep:>8.2f}")
+        # Past an episode's end the env keeps stepping as physics (a fallen pole costs the same): no reset in a window.
+        t_env, t_wrapped, t_loop, t_nstep = per_call(
+            [lambda u=unwrapped, a=action: u.step(a), lambda w=wrapped, a=action: w.step(a), raw_loop, raw_nstep],
+            calls, rounds)
+        for label, t in ((f"{env_id} (unwrapped)", t_env), (f"{env_id} (gym.make)", t_wrapped)):
+            print(f"{label:<44}{t * 1e6:>10.1f}{t_loop * 1e6:>10.1f}{t / t_loop:>8.2f}"
+                  f"{t_nstep * 1e6:>10.1f}{t / t_nstep:>8.2f}")
+        overheads.append((env_id, t_wrapped - t_env, t_loop))
         wrapped.close()
 
+    if NULL_ID not in gym.registry:
+        gym.register(NULL_ID, entry_point=NullEnv, max_episode_steps=LONG_EPISODE)
+    chains = {}
+    for label, kwargs in (("with", {}), ("without", {"disable_env_checker": True})):
+        env = gym.make(NULL_ID, **kwargs)
+        env.reset(seed=0)
+        bare, a = env.unwrapped, np.zeros(1, dtype=np.float32)
+        t_bare, t_chain = per_call([lambda b=bare, a=a: b.step(a), lambda e=env, a=a: e.step(a)], 50, rounds)
+        chains[label] = t_chain - t_bare
+    print(f"\n{'gym.make wrapper chain (min of k)':<44}{'us/step':>10}{'of raw loop':>13}")
+    for env_id, extra, t_loop in overheads:
+        print(f"{f'{env_id}: gym.make - unwrapped':<44}{extra * 1e6:>10.2f}{extra / t_loop:>12.1%}")
+    print(f"{'null env, TimeLimit+OrderEnforcing+Checker':<44}{chains['with'] * 1e6:>10.2f}")
+    print(f"{'null env, disable_env_checker=True':<44}{chains['without'] * 1e6:>10.2f}")
 
-def _step_wrapped(env: gym.Env, action: np.ndarray) -> None:
-    _, _, terminated, truncated, _ = env.step(action)
-    if terminated or truncated:
-        env.reset()
 
-
-def batched_rows(calls: int) -> None:
-    print(f"\n{'cart-poles, one step each':<44}{'batched us':>10}{'raw seq us':>11}{'speed-up':>9}"
+def batched_rows(calls: int, rounds: int) -> None:
+    print(f"\n{'one step of each env':<44}{'batched us':>10}{'raw seq us':>11}{'speed-up':>9}"
           f"{'env steps/s':>13}")
-    for n in (1, 8, 32):
-        batch = gym.make_vec(CARTPOLE_ID, num_envs=n, vectorization_mode="vector_entry_point")
-        batch.reset(seed=0)
-        actions = np.zeros((n, 1), dtype=np.float32)
-        env = batch.unwrapped.env
-        m = env.model
-        datas = [mujoco.MjData(m) for _ in range(n)]
-        ctrl = np.zeros((n, m.nu))
+    for env_id, label in ((CARTPOLE_ID, "cart-poles"), (REACH_ID, "Reach arms (torque)")):
+        for n in (1, 8, 32):
+            batch = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point")
+            batch.reset(seed=0)
+            actions = np.zeros((n, *batch.single_action_space.shape), dtype=np.float32)
+            inner = batch.unwrapped
+            m = inner.model  # the model the batch steps (Reach: its copy in the episode's actuator modes)
+            datas = [mujoco.MjData(m) for _ in range(n)]
+            for d, state in zip(datas, inner.states, strict=True):  # the same states as the batch
+                mujoco.mj_setState(m, d, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+            ctrl = inner._control[:, 0].copy()
 
-        def raw(datas=datas, ctrl=ctrl, m=m, skip=env.frame_skip) -> None:
-            for d, c in zip(datas, ctrl, strict=True):
-                d.ctrl[:] = c
-                mujoco.mj_step(m, d, nstep=skip)
+            def raw(datas=datas, ctrl=ctrl, m=m, skip=inner.env.frame_skip) -> None:
+                for d, c in zip(datas, ctrl, strict=True):
+                    d.ctrl[:] = c
+                    mujoco.mj_step(m, d, nstep=skip)
 
-        t_batch, t_raw = per_call([lambda b=batch, a=actions: b.step(a), raw], max(1, calls // n))
-        print(f"{f'N = {n} ({batch.unwrapped.nthread} threads)':<44}{t_batch * 1e6:>10.1f}{t_raw * 1e6:>11.1f}"
-              f"{t_raw / t_batch:>9.2f}{n / t_batch:>13.0f}")
-        batch.close()
+            # (short batches get more rounds: a min over more windows at no more cost)
+            t_batch, t_raw = per_call([lambda b=batch, a=actions: b.step(a), raw], max(1, calls // n),
+                                      max(rounds, 4 * rounds // n))
+            print(f"{f'{n} {label} ({inner.nthread} threads)':<44}{t_batch * 1e6:>10.1f}{t_raw * 1e6:>11.1f}"
+                  f"{t_raw / t_batch:>9.2f}{n / t_batch:>13.0f}")
+            batch.close()
 
 
-def render_rows(calls: int) -> None:
+def render_rows(calls: int, rounds: int) -> None:
     env = gym.make(CARTPOLE_ID, observation="visual").unwrapped
     env.reset(seed=0)
     m, d = env.model, env.data
@@ -124,7 +162,7 @@ def render_rows(calls: int) -> None:
         renderer.update_scene(d, camera="rail_camera")
         renderer.render()
 
-    t_env, t_raw = per_call([lambda: env.observe_image(d), raw], calls)
+    t_env, t_raw = per_call([lambda: env.observe_image(d), raw], calls, rounds)
     print(f"\n{'visual cart-pole observation':<44}{'env us':>10}{'Renderer us':>12}{'ratio':>8}")
     print(f"{f'{env.image_width} x {env.image_height} RGB, rail camera':<44}{t_env * 1e6:>10.1f}{t_raw * 1e6:>12.1f}"
           f"{t_env / t_raw:>8.2f}")
@@ -168,15 +206,17 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls per window")
     parser.add_argument("--no-ppo", action="store_true", help="skip the PPO row (needs stable-baselines3)")
     args = parser.parse_args()
-    calls = 50 if args.quick else 200
+    rounds = 60 if args.quick else 250
     print(f"robot_core.rl benchmark: MuJoCo {mujoco.__version__}, {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f}, MUJOCO_GL={os.environ.get('MUJOCO_GL')}")
     assert robot_core.rl.ENVIRONMENTS
-    step_rows(calls)
-    batched_rows(calls * 4)
-    render_rows(calls // 4)
+    # Short windows, many rounds: the more windows, the likelier each function gets some the load left alone.
+    step_rows(2, rounds)
+    batched_rows(2, 15 if args.quick else 61)
+    render_rows(5, rounds // 4)
     if not args.no_ppo:
         ppo_row(20_480 if args.quick else 100_000)
+    print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
