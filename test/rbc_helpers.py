@@ -30,14 +30,15 @@ def load_rc_arm() -> Any:
 
 def rc_arm_loop(model: Any, gripper: bool = False) -> Any:
     """rc_arm's coupler closed on the real MuJoCo engine through the forward controllers' command topics (and the
-    gripper controller's, with ``gripper``), its first state published: the set-up of the ROS-free reacher tests."""
+    gripper position controller's, with ``gripper``), its first state published: the set-up of the ROS-free reacher
+    tests."""
     from robot_core.physics.engine import PhysicsEngine
     from robot_core.rbc.coupler import Coupler
     from robot_core.rbc.engine_loop import CommandRoute, EngineLoop, forward_routes
 
     routes = forward_routes(FORWARD_POSITION, FORWARD_VELOCITY, ARM)
     if gripper:
-        routes["/gripper_controller/commands"] = CommandRoute("position", ("finger_left_joint",))
+        routes["/gripper_position_controller/commands"] = CommandRoute("position", ("finger_left_joint",))
     loop = EngineLoop(Coupler(model), PhysicsEngine(model, include_visuals=False), routes)
     loop.publish_state()
     return loop

@@ -1,7 +1,8 @@
 """`robot-core bringup` in both modes: the README's ROS calls work against it, Ctrl-C leaves no process behind.
 
 The calls are those the bringup prints (ros2 control list_controllers, ros2 topic echo /joint_states, a
-FollowJointTrajectory goal, the RBC's l2_ctrl service), made with rclpy over DDS from this process.
+FollowJointTrajectory goal, GripperCommand goals on the default gripper_controller, the RBC's l2_ctrl service),
+made with rclpy over DDS from this process.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ACTIVE = ["joint_state_broadcaster", "joint_trajectory_controller", "gripper_controller",
           "force_torque_sensor_broadcaster", "imu_sensor_broadcaster"]
-INACTIVE = ["forward_position_controller", "forward_velocity_controller", "gravity_compensation"]
+INACTIVE = ["forward_position_controller", "forward_velocity_controller", "gravity_compensation",
+            "gripper_position_controller"]
 
 
 def _alive(pid: int) -> bool:
@@ -36,8 +38,9 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("mode", ["topic", "embedded"])
 def test_bringup_serves_the_listed_calls_and_stops_cleanly(ros, processes, mode):
+    from action_msgs.msg import GoalStatus
     from builtin_interfaces.msg import Duration
-    from control_msgs.action import FollowJointTrajectory
+    from control_msgs.action import FollowJointTrajectory, GripperCommand
     from controller_manager_msgs.srv import ListControllers
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectoryPoint
@@ -99,6 +102,27 @@ def test_bringup_serves_the_listed_calls_and_stops_cleanly(ros, processes, mode)
     assert result.error_code == FollowJointTrajectory.Result.SUCCESSFUL, result.error_string
     wait_for(lambda: abs(seen[-1].position[names.index("joint1")] - (start + 0.3)) < 0.03, 10,
              "joint1 at the goal in /joint_states")
+
+    # ros2 action send_goal /gripper_controller/gripper_cmd control_msgs/action/GripperCommand: open, then close
+    # on nothing (no object between the fingers): each goal reports reached_goal, not stalled
+    gripper = ActionClient(node, GripperCommand, "/gripper_controller/gripper_cmd")
+    assert gripper.wait_for_server(timeout_sec=30), "the gripper action server"
+    finger = names.index("finger_left_joint")
+    for target in (0.03, 0.0):
+        goal = GripperCommand.Goal()
+        goal.command.position, goal.command.max_effort = target, 5.0
+        handle = wait_future(gripper.send_goal_async(goal), 30, f"gripper goal {target} acceptance")
+        assert handle.accepted, f"gripper goal {target} rejected"
+        done = wait_future(handle.get_result_async(), 60, f"gripper goal {target} result")
+        result = done.result
+        print(f"\n{mode}: gripper goal {target} m -> status {done.status}, position {result.position:.4f} m, "
+              f"effort {result.effort:.2f} N, reached_goal {result.reached_goal}, stalled {result.stalled}")
+        assert done.status == GoalStatus.STATUS_SUCCEEDED and result.reached_goal and not result.stalled, result
+        # within the goal tolerance (2 mm) when judged; the finger's friction (0.1 N) over the loop's p (100 N/m)
+        # may leave it up to 1 mm further off where it settles
+        assert abs(result.position - target) <= 0.003
+        wait_for(lambda t=target: abs(seen[-1].position[finger] - t) <= 0.003, 10,
+                 f"finger_left_joint at {target} m in /joint_states")
 
     # ros2 service call /rbc/l2_ctrl ... (when the RBC is part of this installation)
     if rbc_available():

@@ -30,7 +30,8 @@ def test_controllers_yaml_is_ros2_control_format_with_the_agreed_controllers():
     assert types == {
         "joint_state_broadcaster": "joint_state_broadcaster/JointStateBroadcaster",
         "joint_trajectory_controller": "joint_trajectory_controller/JointTrajectoryController",
-        "gripper_controller": "position_controllers/JointGroupPositionController",
+        "gripper_controller": "position_controllers/GripperActionController",
+        "gripper_position_controller": "position_controllers/JointGroupPositionController",
         "forward_position_controller": "position_controllers/JointGroupPositionController",
         "forward_velocity_controller": "velocity_controllers/JointGroupVelocityController",
         "gravity_compensation": "robot_core/GravityCompensationController",
@@ -43,7 +44,12 @@ def test_controllers_yaml_is_ros2_control_format_with_the_agreed_controllers():
     c = jtc["constraints"]
     assert c["stopped_velocity_tolerance"] > 0 and c["goal_time"] > 0
     assert all(0 < c[j]["goal"] < c[j]["trajectory"] for j in arm)
-    assert cfg.controllers["gripper_controller"].params["joints"] == ["finger_left_joint"]
+    # The gripper: an action (control_msgs/GripperCommand on ~/gripper_cmd) on the finger, and the finger's
+    # position as a topic for the RBC's q_ref var (inactive at start: both claim the finger).
+    assert cfg.controllers["gripper_controller"].params["joint"] == "finger_left_joint"
+    assert cfg.controllers["gripper_position_controller"].params["joints"] == ["finger_left_joint"]
+    finger = load_robot(REPO / "urdf" / "rc_arm.urdf").joints["finger_left_joint"]
+    assert {v.topic for n in finger.rbc for v in n.vars if v.type == "cmd"} == {"/gripper_position_controller/commands"}
     for name in ("forward_position_controller", "forward_velocity_controller", "gravity_compensation"):
         assert cfg.controllers[name].params["joints"] == arm
     # The sensor broadcasters read the example arm's ros2_control sensors.
@@ -53,17 +59,18 @@ def test_controllers_yaml_is_ros2_control_format_with_the_agreed_controllers():
     # Every controller's joints exist in the example arm and have the interface it commands.
     robot = load_robot(REPO / "urdf" / "rc_arm.urdf")
     block = {j.name: j for j in robot.ros2_control[0].joints}
-    for name in ("joint_trajectory_controller", "gripper_controller", "forward_position_controller"):
+    for name in ("joint_trajectory_controller", "gripper_position_controller", "forward_position_controller"):
         for j in cfg.controllers[name].params["joints"]:
             assert "position" in [i.name for i in block[j].command_interfaces], (name, j)
 
 
-def test_spawn_plan_activates_five_and_leaves_three_inactive():
+def test_spawn_plan_activates_five_and_leaves_four_inactive():
     steps = spawn_plan(CONTROLLERS)
     assert steps == [
         SpawnStep(("joint_state_broadcaster", "joint_trajectory_controller", "gripper_controller",
                    "force_torque_sensor_broadcaster", "imu_sensor_broadcaster"), False),
-        SpawnStep(("forward_position_controller", "forward_velocity_controller", "gravity_compensation"), True),
+        SpawnStep(("forward_position_controller", "forward_velocity_controller", "gravity_compensation",
+                   "gripper_position_controller"), True),
     ]
     assert "--inactive" in steps[1].arguments() and "--inactive" not in steps[0].arguments()
     args = steps[0].arguments(manager_timeout=42)
@@ -76,7 +83,7 @@ def test_spawn_plan_without_bringup_section_activates_every_declared_controller(
     f = tmp_path / "c.yaml"
     f.write_text(yaml.safe_dump(data))
     (step,) = spawn_plan(f)
-    assert not step.inactive and len(step.controllers) == 8
+    assert not step.inactive and len(step.controllers) == 9
 
 
 def test_spawn_plan_names_an_undeclared_controller(tmp_path):

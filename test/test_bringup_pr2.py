@@ -1,8 +1,8 @@
 """`robot-core bringup --robot pr2`: the whole PR2 (example-robot-data's, its base made drivable:
 urdf/pr2_mobile.urdf) comes up in topic mode with every controller of config/pr2_controllers.yaml active, the
-actuator interfaces of its transmissions listed, an arm's trajectory goal succeeds, and the base commanded
-(0.3, 0.2, 0.5) on /base_controller/cmd_vel moves that way in x, y and yaw: measured from the simulator's ground
-truth (its /tf of base_footprint, simulated time) once the casters have turned, printed, within 10 %. Prints the
+actuator interfaces of its transmissions listed, an arm's trajectory goal and a gripper goal succeed, and the base
+commanded (0.3, 0.2, 0.5) on /base_controller/cmd_vel moves that way in x, y and yaw: measured from the simulator's
+ground truth (its /tf of base_footprint, simulated time) once the casters have turned, printed, within 10 %. Prints the
 simulator's achieved real-time factor (the full PR2 costs CPU on a 2-core machine). In embedded mode the base
 drives the same way on the manager's own physics.
 """
@@ -151,6 +151,23 @@ def test_pr2_bringup_all_controllers_active_an_arm_goal_succeeds_and_the_base_dr
     rtf = [s.real_time_factor for s in status[-10:]]
     print(f"PR2 topic mode (sim dt 1 ms, manager 100 Hz): achieved real-time factor median "
           f"{statistics.median(rtf):.2f} (min {min(rtf):.2f}, max {max(rtf):.2f}) over {len(rtf)} status messages")
+
+    # the right gripper: a GripperCommand goal opens it through the effort loop (config/pr2_controllers.yaml)
+    from action_msgs.msg import GoalStatus
+    from control_msgs.action import GripperCommand
+
+    gripper = ActionClient(node, GripperCommand, "/r_gripper_controller/gripper_cmd")
+    assert gripper.wait_for_server(timeout_sec=30), "the r_gripper_controller action server"
+    goal = GripperCommand.Goal()
+    goal.command.position = 0.3  # rad of r_gripper_l_finger_joint, 0 closed .. 0.548 open
+    handle = wait_future(gripper.send_goal_async(goal), 30, "gripper goal acceptance")
+    assert handle.accepted
+    done = wait_future(handle.get_result_async(), 60, "gripper result")
+    print(f"PR2 right gripper goal 0.3 rad: status {done.status}, position {done.result.position:.4f} rad, "
+          f"reached_goal {done.result.reached_goal}, stalled {done.result.stalled}")
+    assert done.status == GoalStatus.STATUS_SUCCEEDED and done.result.reached_goal, done.result
+    finger = names.index("r_gripper_l_finger_joint")
+    wait_for(lambda: abs(seen[-1].position[finger] - 0.3) < 0.02, 20, "r_gripper_l_finger_joint at 0.3 rad")
 
     drive_base(node, "topic mode, the simulator's ground truth")
 

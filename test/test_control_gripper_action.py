@@ -271,3 +271,39 @@ def test_position_command_squeezes_beyond_max_effort():
     sim.run(0.1)
     print(f"\nposition-commanded grasp, max_effort 1 N: {r}; finger effort {sim.finger_effort():.3f} N")
     assert r.stalled and abs(sim.finger_effort()) > 5.0
+
+
+def test_the_pr2_grippers_of_the_shipped_config_open_close_and_settle(erd_robots):
+    """config/pr2_controllers.yaml's r_gripper_controller (GripperCommand, effort loop with the PR2's own gains) on
+    the PR2's finger joint at the config's 100 Hz: every goal is reached, the finger settles within the goal
+    tolerance and never leaves the joint's range (the arm's default gains overshoot on these light fingers)."""
+    from robot_core.control.config import load_config
+
+    cfg = load_config(REPO / "config" / "pr2_controllers.yaml")
+    spec = cfg.controllers["r_gripper_controller"]
+    robot = load_robot(REPO / "urdf" / "pr2_mobile.urdf", [str(erd_robots.parent)])
+    cm = ControllerManagerCore.from_robot(robot, 1.0 / DT, plugin_override="robot_core/InProcessSimulator",
+                                          component_options={"timestep": 0.001})
+    cm.load_controller("r_gripper_controller", spec.type, spec.params)
+    cm.configure_controller("r_gripper_controller")
+    assert cm.switch_controller(["r_gripper_controller"], [], Strictness.STRICT).ok
+    ctrl = cm.controller("r_gripper_controller")
+    assert ctrl.command_interface_configuration() == ["r_gripper_l_finger_joint/effort"]
+    sim = cm.simulator()
+    for target in (0.4, 0.05, 0.3):
+        gid = ctrl.accept_goal(target, 0.0)
+        seen, results = [], []
+        end = sim.sim_time + 3.0
+        while sim.sim_time < end and not results:
+            cm.update(sim.sim_time, DT)
+            results = ctrl.poll_results()
+            seen.append(ctrl._position())
+        for _ in range(100):  # 1 s holding after the result
+            cm.update(sim.sim_time, DT)
+            seen.append(ctrl._position())
+        print(f"\nPR2 gripper goal {target} rad: {results}; finger {min(seen):.4f} .. {max(seen):.4f} rad, "
+              f"last {seen[-1]:.4f}")
+        [r] = results
+        assert (r.goal_id, r.status, r.reached_goal, r.stalled) == (gid, GoalStatus.SUCCEEDED, True, False)
+        assert abs(seen[-1] - target) <= ctrl.goal_tolerance
+        assert min(seen) >= -0.01 and max(seen) <= 0.548 + 0.01

@@ -18,6 +18,7 @@ import uuid
 import pytest
 from ros_harness import REPO, NodeProcess, wait_for, wait_future
 
+from robot_core.bringup.plan import spawn_plan
 from robot_core.bringup.run import rbc_available
 from robot_core.bringup.supervisor import processes_with_marker
 
@@ -100,9 +101,9 @@ def test_bringup_launch_file_brings_the_graph_up(ros, processes, mode):
 
     node = ros.node("launch_client")
     lister = node.create_client(ListControllers, "/controller_manager/list_controllers")
-    expected = {"joint_state_broadcaster": "active", "joint_trajectory_controller": "active",
-                "gripper_controller": "active", "forward_position_controller": "inactive",
-                "forward_velocity_controller": "inactive", "gravity_compensation": "inactive"}
+    # what config/controllers.yaml's robot_core_bringup section spawns, active and inactive
+    expected = {name: "inactive" if step.inactive else "active"
+                for step in spawn_plan(REPO / "config" / "controllers.yaml") for name in step.controllers}
 
     def controllers_ready() -> bool:
         assert proc.alive(), proc.output()[-3000:]

@@ -97,6 +97,9 @@ def test_the_printed_calls_name_the_namespace():
     assert "-c /arm1/controller_manager" in text and "/arm1/joint_trajectory_controller/follow" in text
     assert " /joint_states" not in text and "/rbc/" not in text
     assert "/arm1/rbc/l2_ctrl" in help_calls("/arm1", rbc=True)
+    assert "/arm1/gripper_controller/gripper_cmd control_msgs/action/GripperCommand" in text
+    without = help_calls("", gripper=False)
+    assert "gripper" not in without and "/joint_trajectory_controller/follow" in without and "/rbc/" in without
 
 
 def test_frame_prefix_keeps_the_shared_frames():

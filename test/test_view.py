@@ -46,6 +46,27 @@ def test_quaternion_round_trip() -> None:
         assert np.allclose([x, y, z, w], q, atol=1e-9) or np.allclose([x, y, z, w], -q, atol=1e-9)
 
 
+def test_sliders_for_active_forward_position_and_gripper_action_controllers() -> None:
+    from robot_core.view.sliders import SliderGroup, slider_groups
+
+    arm = [f"joint{i}/position" for i in range(1, 3)]
+    listed = [
+        ("forward_position_controller", "position_controllers/JointGroupPositionController", "active", arm),
+        ("forward_velocity_controller", "velocity_controllers/JointGroupVelocityController", "active",
+         ["joint1/velocity"]),
+        ("mixed", "forward_command_controller/ForwardCommandController", "active", ["joint1/effort"]),
+        ("gripper_controller", "position_controllers/GripperActionController", "active", ["finger_left_joint/effort"]),
+        ("parallel", "parallel_gripper_action_controller/GripperActionController", "active",
+         ["finger_left_joint/position", "finger_left_joint/set_gripper_max_effort"]),
+        ("idle_gripper", "position_controllers/GripperActionController", "inactive", ["finger_left_joint/effort"]),
+    ]
+    assert slider_groups(listed) == [
+        SliderGroup("forward_position_controller", "forward", ("joint1", "joint2")),
+        SliderGroup("gripper_controller", "gripper", ("finger_left_joint",), "GripperCommand"),
+        SliderGroup("parallel", "gripper", ("finger_left_joint",), "ParallelGripperCommand"),
+    ]
+
+
 def test_shapes_of_the_arm_are_on_its_links_with_its_colours() -> None:
     from robot_core.model import load_robot
     from robot_core.view.scene import robot_shapes

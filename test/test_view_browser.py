@@ -3,7 +3,7 @@ manager: one process) with the table-top world, `robot-core view` serving it, he
 chromedriver's WebDriver API) opening the page. One bring-up serves every check: the screenshot shows the arm's
 orange links where the camera looks and the world's table and red box drawn from the world's markers; a trajectory
 goal sent to the joint trajectory controller is drawn whole when it is accepted; moving the gripper controller's
-slider in the page moves the simulated finger joint."""
+slider in the page (a gripper action: the view sends a GripperCommand goal) moves the simulated finger joint."""
 
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def test_moving_a_slider_moves_the_joint(page: Page) -> None:
         hits = [i for i, row in enumerate(rows) if "finger_left_joint" in (row[0] or "")]
         return hits or None
 
-    index = wait_for(finger_slider, 60, "the finger slider (gripper_controller is active)", poll=0.5)[0]
+    index = wait_for(finger_slider, 60, "the finger slider (gripper_controller, an action, is active)", poll=0.5)[0]
     start = page.position("finger_left_joint")
     element = browser.elements("[role=slider]")[index]
     browser.script("arguments[0].scrollIntoView({block: 'center'});", browser.ref(element))

@@ -403,18 +403,26 @@ HELP_CALLS = """try:
   ros2 action send_goal /joint_trajectory_controller/follow_joint_trajectory \\
     control_msgs/action/FollowJointTrajectory \\
     "{trajectory: {joint_names: [joint1], points: [{positions: [0.5], time_from_start: {sec: 2}}]}}"
+  ros2 action send_goal /gripper_controller/gripper_cmd control_msgs/action/GripperCommand \\
+    "{command: {position: 0.03, max_effort: 5.0}}"
   ros2 service call /rbc/l2_ctrl robot_core_interfaces/srv/L2Control "{cmd: list_re}"
 stop with Ctrl-C"""
 
 
-def help_calls(namespace: str = "", rbc: bool = True) -> str:
-    """HELP_CALLS with the names of a namespaced graph (``-c /arm1/controller_manager``, ``/arm1/joint_states``)."""
+def help_calls(namespace: str = "", rbc: bool = True, gripper: bool = True) -> str:
+    """HELP_CALLS with the names of a namespaced graph (``-c /arm1/controller_manager``, ``/arm1/joint_states``);
+    the gripper goal only where a ``gripper_controller`` is spawned active (the default controllers' gripper)."""
     text = HELP_CALLS
+    if not gripper:
+        lines = text.splitlines()
+        at = next(i for i, line in enumerate(lines) if "/gripper_controller/" in line)
+        text = "\n".join(lines[:at] + lines[at + 2:])
     if namespace:
         text = text.replace("ros2 control list_controllers  ", f"ros2 control list_controllers -c {namespace}/"
                             "controller_manager").replace(" /controller_manager/", f" {namespace}/controller_manager/")
         text = text.replace(" /joint_states", f" {namespace}/joint_states").replace(
             " /joint_trajectory_controller/", f" {namespace}/joint_trajectory_controller/").replace(
+            " /gripper_controller/", f" {namespace}/gripper_controller/").replace(
             " /rbc/", f" {namespace}/rbc/")
     lines = text.splitlines()
     return "\n".join(line for line in lines if rbc or "/rbc/" not in line)
@@ -471,7 +479,8 @@ def run_cli(args: argparse.Namespace) -> int:
             progress(note)
         with console_lock:
             print(report.ready_line(), flush=True)
-            print(help_calls(plan.options.namespace, report.rbc), flush=True)
+            print(help_calls(plan.options.namespace, report.rbc,
+                             gripper="gripper_controller" in plan.active_controllers()), flush=True)
             if len(plans) > 1:
                 print("the other robots: the same calls under "
                       + ", ".join(p.options.namespace for p in plans[1:]), flush=True)

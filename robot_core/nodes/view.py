@@ -9,7 +9,8 @@ at its frame; the joint trajectory controller's accepted goal (its ``~/accepted_
 reference) as the goal path and the tool's path as traced. The
 panel lists the controllers (``list_controllers`` every 2 s), has pause / resume / step / reset buttons for the
 simulator, and sliders for the joints of every active forward position controller (published on its
-``~/commands``). Until the graph is there it says what it waits for, on the page and on stdout.
+``~/commands``) and gripper action controller (a goal on its ``~/gripper_cmd``; robot_core.view.sliders). Until
+the graph is there it says what it waits for, on the page and on stdout.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from typing import Any
 
 import numpy as np
 
-FORWARD_POSITION_TYPES = ("position_controllers/JointGroupPositionController",
-                          "forward_command_controller/ForwardCommandController")
 DRAW_PERIOD = 1.0 / 30.0
 WAIT_REPORT_PERIOD = 5.0
 STEP_SIZE = 10
@@ -58,7 +57,9 @@ class ViewNode:
         self._joint_stamp = 0.0
         self.controllers: list[Any] = []
         self._slider_key: tuple = ()
+        self._slider_groups: dict[str, Any] = {}
         self._pubs: dict[str, Any] = {}
+        self._grippers: dict[str, Any] = {}
         self._subs: dict[str, Any] = {}
         self._wrench: dict[str, tuple[str, np.ndarray]] = {}
         self._markers: dict[str, dict[tuple[str, int], Any]] = {}
@@ -382,6 +383,7 @@ class ViewNode:
 
     def _on_controllers(self, future: Any) -> None:
         from robot_core.view.page import SliderJoint
+        from robot_core.view.sliders import slider_groups
 
         try:
             result = future.result()
@@ -391,19 +393,21 @@ class ViewNode:
             return
         self.controllers = list(result.controller)
         self.page.show_controllers([(c.name, c.type, c.state) for c in self.controllers])
-        groups: dict[str, list[str]] = {}
-        for c in self.controllers:
-            if c.state == "active" and c.type in FORWARD_POSITION_TYPES:
-                names = list(c.required_command_interfaces) or list(c.claimed_interfaces)
-                if names and all(i.endswith("/position") for i in names):
-                    groups[c.name] = [i.rsplit("/", 1)[0] for i in names]
-        key = tuple((k, tuple(v)) for k, v in sorted(groups.items()))
+        groups = slider_groups((c.name, c.type, c.state,
+                                list(c.required_command_interfaces) or list(c.claimed_interfaces))
+                               for c in self.controllers)
+        key = tuple(groups)
         if key == self._slider_key:
             return
         self._slider_key = key
+        self._slider_groups = {g.controller: g for g in groups}
+        for g in groups:  # the action clients are made here, in the executor, not in the page's slider thread
+            if g.kind == "gripper" and g.controller not in self._grippers:
+                self._grippers[g.controller] = self._gripper_client(g)
         sliders = []
-        for controller, joints in groups.items():
-            for j in joints:
+        for group in groups:
+            controller = group.controller
+            for j in group.joints:
                 joint = self.robot.joints.get(j) if self.robot is not None else None
                 lim = joint.limit if joint is not None else None
                 lo = lim.lower if lim is not None and lim.lower is not None else -np.pi
@@ -414,10 +418,37 @@ class ViewNode:
     def _sliders(self, controller: str, values: list[float]) -> None:
         from std_msgs.msg import Float64MultiArray
 
+        group = self._slider_groups.get(controller)
+        if group is not None and group.kind == "gripper":
+            self._gripper_goal(group, values[0])
+            return
         pub = self._pubs.get(controller)
         if pub is None:
             pub = self._pubs[controller] = self.node.create_publisher(Float64MultiArray, f"/{controller}/commands", 10)
         pub.publish(Float64MultiArray(data=[float(v) for v in values]))
+
+    def _gripper_client(self, group: Any) -> tuple[Any, Any]:
+        from control_msgs.action import GripperCommand, ParallelGripperCommand
+        from rclpy.action import ActionClient
+
+        action = ParallelGripperCommand if group.action == "ParallelGripperCommand" else GripperCommand
+        return ActionClient(self.node, action, f"/{group.controller}/gripper_cmd"), action
+
+    def _gripper_goal(self, group: Any, position: float) -> None:
+        """A goal to ``position`` with the controller's own max effort; each move preempts the previous goal. A
+        rejection (outside the joint's range) is logged by the controller; the page says when no server answers."""
+        from control_msgs.action import ParallelGripperCommand
+
+        client, action = self._grippers.get(group.controller, (None, None))
+        if client is None or not client.server_is_ready():
+            self.page.show_status(f"**{group.controller}**: no action server on /{group.controller}/gripper_cmd")
+            return
+        goal = action.Goal()
+        if action is ParallelGripperCommand:
+            goal.command.name, goal.command.position = [group.joints[0]], [float(position)]
+        else:
+            goal.command.position, goal.command.max_effort = float(position), 0.0
+        client.send_goal_async(goal)
 
     def _sim_button(self, name: str) -> None:
         from robot_core_interfaces.srv import ResetSimulation, StepSimulation

@@ -63,7 +63,7 @@ class ViewPage:
             self._controllers = gui.add_markdown("(waiting for /controller_manager/list_controllers)")
         self._slider_folder = gui.add_folder("Joint sliders")
         with self._slider_folder:
-            self._slider_note = gui.add_markdown("(no active forward position controller)")
+            self._slider_note = gui.add_markdown("(no active forward position or gripper action controller)")
         self._image_folder = gui.add_folder("Cameras")
 
     def set_shapes(self, shapes: Sequence[Shape]) -> None:
@@ -213,7 +213,7 @@ class ViewPage:
             controllers = sorted({c for c, _ in sliders})
             self._slider_note.content = (  # type: ignore[attr-defined]
                 f"commanding {', '.join(f'**{c}**' for c in controllers)}" if controllers
-                else "(no active forward position controller)")
+                else "(no active forward position or gripper action controller)")
             with self._slider_folder:
                 for controller, j in sliders:
                     start = float(np.clip(positions.get(j.name, 0.0), j.lower, j.upper))
