@@ -47,7 +47,10 @@ def _check_wrench(summary: dict, out) -> None:
     carries the hand's weight."""
     wrench = summary["wrench"]
     assert wrench["topic"] == "/force_torque_sensor_broadcaster/wrench"
-    assert wrench["samples"] > 500 and summary["samples"]["wrench_samples"] == wrench["samples"]
+    # recorded through the whole run: at least 10 a simulated second (a count in proportion to the run, not a
+    # fixed one: a loaded client drops some of a 100 Hz stream, and a slow run is longer)
+    assert wrench["samples"] >= 10 * summary["sim_seconds"], (wrench["samples"], summary["sim_seconds"])
+    assert summary["samples"]["wrench_samples"] == wrench["samples"]
     assert wrench["hand_weight_n"] == pytest.approx(HAND_WEIGHT, rel=1e-6)
     assert wrench["force_at_rest_n"] == pytest.approx(HAND_WEIGHT, rel=0.05), wrench
     plot = _image(out / "tracking.png")
@@ -103,7 +106,8 @@ def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes
         assert 0.0 <= g["max_tracking_error"] < 0.5 and g["sim_seconds"] > 0.5
     assert 0.05 < summary["real_time_factor"] < 5.0
     assert summary["sim_seconds"] > 10.0  # the trajectory alone is 8 s of simulated time
-    assert summary["samples"]["actual_samples"] > 500 and summary["samples"]["commanded_samples"] > 300
+    samples, seconds = summary["samples"], summary["sim_seconds"]
+    assert samples["actual_samples"] >= 10 * seconds and samples["commanded_samples"] >= 5 * seconds, (samples, seconds)
     assert set(summary["controllers"].values()) == {"active", "inactive"}
     text = (out / "summary.txt").read_text()
     assert "SUCCESS" in text and "real-time factor" in text and "max tracking error" in text
