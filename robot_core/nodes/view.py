@@ -15,7 +15,6 @@ simulator, and sliders for the joints of every active forward position controlle
 from __future__ import annotations
 
 import argparse
-import re
 import signal
 import sys
 import threading
@@ -37,7 +36,7 @@ class ViewNode:
     """The rclpy side of the view: subscriptions, service clients and the drawing timer around a ViewPage."""
 
     def __init__(self, context: Any, *, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1",
-                 name: str = "robot_core_view") -> None:
+                 name: str = "robot_core_view", package_dirs: Sequence[str] = ()) -> None:
         import rclpy
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -45,6 +44,7 @@ class ViewNode:
         from std_msgs.msg import String
         from tf2_msgs.msg import TFMessage
 
+        from robot_core.view.markers import MarkerStore
         from robot_core.view.page import ViewPage
         from robot_core.view.transforms import TransformTree
 
@@ -61,7 +61,10 @@ class ViewNode:
         self._pubs: dict[str, Any] = {}
         self._subs: dict[str, Any] = {}
         self._wrench: dict[str, tuple[str, np.ndarray]] = {}
-        self._markers: dict[str, dict[tuple[str, int], Any]] = {}
+        self.package_dirs = [str(d) for d in package_dirs]
+        self._robot_dir = str(Path(robot).resolve().parent) if robot else None
+        self.markers = MarkerStore(self._resolve_mesh)
+        self._markers_drawn = 0
         self._reference: list[np.ndarray] = []
         self._goal_topics: set[str] = set()
         self.last_placed = 0
@@ -111,7 +114,7 @@ class ViewNode:
         from robot_core.view.scene import robot_shapes
 
         try:
-            robot = load_robot(description)
+            robot = load_robot(description, self.package_dirs or None)
             shapes = robot_shapes(robot)
             engine = PhysicsEngine(robot)
         except (RobotModelError, OSError, ValueError) as exc:
@@ -131,6 +134,13 @@ class ViewNode:
         self.page.look_at((lo + hi) / 2, max(0.8, 1.6 * float(np.linalg.norm(hi - lo))))
         print(f"robot_core view: drawing '{robot.name}' ({len(shapes)} shapes on {len(self.page.links)} links)",
               flush=True)
+
+    def _resolve_mesh(self, uri: str) -> str | None:
+        """A marker's mesh as the robot's meshes are found: --package-dirs, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH,
+        the ament index, then the folders above the robot file (robot_core.model.package_paths)."""
+        from robot_core.model.package_paths import resolve_uri
+
+        return resolve_uri(uri, self.package_dirs, self._robot_dir)
 
     def _on_tf(self, msg: Any) -> None:
         from robot_core.view.transforms import pose_matrix
@@ -202,42 +212,21 @@ class ViewNode:
                                                           lambda m, t=topic: self._on_markers(t, m), qos)
 
     def _on_markers(self, topic: str, msg: Any) -> None:
-        """Add, replace or delete the markers' shapes (rviz's actions), then redraw every topic's."""
-        from robot_core.view.scene import marker_shape
-        from robot_core.view.transforms import pose_matrix
-
-        kinds = {1: "box", 2: "sphere", 3: "cylinder", 11: "triangles", 10: "mesh"}
-        shapes = self._markers.setdefault(topic, {})
-        for m in msg.markers:
-            key = (m.ns, m.id)
-            if m.action == 3:  # DELETEALL
-                shapes.clear()
-                continue
-            if m.action == 2:  # DELETE
-                shapes.pop(key, None)
-                continue
-            kind = kinds.get(m.type)
-            if kind is None:
-                continue  # arrows, lines, text...: not drawn (doc/view.md)
-            p, q = m.pose.position, m.pose.orientation
-            pose = pose_matrix((p.x, p.y, p.z), (q.x, q.y, q.z, q.w) if (q.x, q.y, q.z, q.w) != (0, 0, 0, 0)
-                               else (0.0, 0.0, 0.0, 1.0))
-            mesh = m.mesh_resource[len("file://"):] if m.mesh_resource.startswith("file://") else None
-            tri = np.array([(v.x, v.y, v.z) for v in m.points], float) if kind == "triangles" else None
-            name = re.sub(r"[^A-Za-z0-9_.:-]", "_", f"{topic}:{m.ns}:{m.id}")  # one scene node, not a path
-            shape = marker_shape(m.header.frame_id, name, kind,
-                                 (m.scale.x, m.scale.y, m.scale.z), pose, (m.color.r, m.color.g, m.color.b,
-                                                                           m.color.a or 1.0),
-                                 triangles=tri, mesh_file=mesh)
-            if shape is not None:
-                shapes[key] = shape
-            else:
-                shapes.pop(key, None)
-        everything = [s for per_topic in self._markers.values() for s in per_topic.values()]
-        self.page.set_object_shapes(everything)
-        frames = sorted({s.link for s in everything})
+        """Add, replace or delete the markers (rviz's actions and lifetimes: robot_core.view.markers), then
+        redraw what changed."""
+        with self._lock:
+            self.markers.apply(topic, [marker_data(m) for m in msg.markers], time.monotonic())
+        everything = self._redraw_markers()
+        frames = sorted({d.link for d in everything if d.name.startswith(_scene_name(topic))})
         print(f"robot_core view: drawing {len(everything)} marker shapes in {len(frames)} frames from {topic}"
               f" ({', '.join(frames)})", flush=True)
+
+    def _redraw_markers(self) -> list[Any]:
+        with self._lock:
+            self._markers_drawn = self.markers.version
+            everything = self.markers.drawables()
+        self.page.set_object_shapes(everything)
+        return everything
 
     def _on_image(self, topic: str, m: Any) -> None:
         if m.encoding not in ("rgb8", "bgr8", "mono8") or m.height < 1 or m.width < 1:
@@ -304,6 +293,11 @@ class ViewNode:
     # --- drawing --------------------------------------------------------------------------------------------------
     def draw(self) -> None:
         """Pose every link (from /tf, else from joint states), the other frames, arrows and the tool path."""
+        with self._lock:
+            self.markers.expire(time.monotonic())
+            stale = self.markers.version != self._markers_drawn
+        if stale:
+            self._redraw_markers()
         links = set(self.page.links)
         poses = self.tree.poses()
         on_tf = links & set(poses)
@@ -336,7 +330,8 @@ class ViewNode:
             print(f"robot_core view: {placed} of {len(links)} links posed from {self.source}", flush=True)
             self._said_source = self.source
         self.last_placed = placed
-        objects = self.page.show_object_poses(poses)
+        objects = self.page.show_object_poses({**poses, "": np.eye(4)})  # "": a marker without a frame
+        objects -= "" in self.page.object_frames
         if objects != self._said_objects:
             print(f"robot_core view: {objects} object frames posed from /tf", flush=True)
             self._said_objects = objects
@@ -434,19 +429,43 @@ class ViewNode:
             self.page.clear_path()
 
 
+def _scene_name(topic: str) -> str:
+    return "".join(c if c.isalnum() or c in "_.:-" else "_" for c in f"{topic}:")
+
+
+def marker_data(m: Any) -> Any:
+    """A visualization_msgs/Marker's fields as robot_core.view.markers.MarkerData (a zero quaternion, which
+    rviz warns about and takes as the identity, is the identity here too)."""
+    from robot_core.view.markers import MarkerData
+    from robot_core.view.transforms import pose_matrix
+
+    p, q = m.pose.position, m.pose.orientation
+    quat = (q.x, q.y, q.z, q.w) if (q.x, q.y, q.z, q.w) != (0, 0, 0, 0) else (0.0, 0.0, 0.0, 1.0)
+    return MarkerData(
+        frame=m.header.frame_id.lstrip("/"), ns=m.ns, id=int(m.id), type=int(m.type), action=int(m.action),
+        pose=pose_matrix((p.x, p.y, p.z), quat), scale=(m.scale.x, m.scale.y, m.scale.z),
+        color=(m.color.r, m.color.g, m.color.b, m.color.a or 1.0),
+        points=np.array([(v.x, v.y, v.z) for v in m.points], float).reshape(-1, 3),
+        colors=np.array([(c.r, c.g, c.b, c.a) for c in m.colors], float).reshape(-1, 4), text=m.text,
+        mesh_resource=m.mesh_resource, lifetime=m.lifetime.sec + m.lifetime.nanosec * 1e-9)
+
+
 def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default=None, metavar="FILE",
                         help="robot description to draw (default: the /robot_description topic)")
     parser.add_argument("--port", type=int, default=8080, help="web server port (default 8080; 0: any free port)")
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1 only)")
+    parser.add_argument("--package-dirs", nargs="*", default=[], metavar="DIR",
+                        help="folders searched for package:// meshes (the robot's and markers'), before "
+                             "AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the ament index")
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    return serve(robot=args.robot, port=args.port, host=args.host)
+    return serve(robot=args.robot, port=args.port, host=args.host, package_dirs=args.package_dirs)
 
 
 def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1",
-          stop: threading.Event | None = None) -> int:
+          stop: threading.Event | None = None, package_dirs: Sequence[str] = ()) -> int:
     """Serve the view until SIGINT/SIGTERM (or ``stop``)."""
     import rclpy
     from rclpy.context import Context
@@ -462,7 +481,7 @@ def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1"
     view = None
     executor = MultiThreadedExecutor(num_threads=3, context=context)
     try:
-        view = ViewNode(context, robot=robot, port=port, host=host)
+        view = ViewNode(context, robot=robot, port=port, host=host, package_dirs=package_dirs)
         executor.add_node(view.node)
         spinner = threading.Thread(target=executor.spin, daemon=True, name="view-executor")
         spinner.start()
