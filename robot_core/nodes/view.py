@@ -67,6 +67,9 @@ class ViewNode:
         self._markers_drawn = 0
         self._reference: list[np.ndarray] = []
         self._goal_topics: set[str] = set()
+        self._interpolation: dict[str, str] = {}  # accepted_trajectory topic -> its controller's method
+        self._asked: set[str] = set()
+        self._param_clients: dict[str, Any] = {}
         self.last_placed = 0
         self.source = "nothing yet"
         self._said_source = ""
@@ -162,6 +165,8 @@ class ViewNode:
         from sensor_msgs.msg import Image
 
         for topic, types in self.node.get_topic_names_and_types():
+            if topic.endswith("/accepted_trajectory") and topic not in self._asked:
+                self._ask_interpolation(topic)
             if topic in self._subs:
                 continue
             if "sensor_msgs/msg/Image" in types and not topic.endswith("depth/image_raw"):
@@ -246,25 +251,73 @@ class ViewNode:
 
     def _on_goal(self, topic: str, m: Any) -> None:
         """A joint trajectory controller's ``~/accepted_trajectory``: the whole goal as the tool's path, drawn the
-        moment it arrives (from the joints' current positions through every waypoint)."""
+        moment it arrives: the controller's spline (its interpolation method, asked from its parameters) from the
+        joints' current positions at rest through every waypoint, sampled by the controller's own code."""
+        from robot_core.control.trajectory import JointSample, TrajectoryArrays
+        from robot_core.nodes.controllers.joint_trajectory import trajectory_from_msg
         from robot_core.view.trajectory_goal import goal_tool_path
 
+        joints = list(m.joint_names)
+        points = []
+        for p in m.points:  # a waypoint without all positions (velocity-only) ends the drawn path there
+            if len(p.positions) != len(joints):
+                break
+            points.append(p)
+        m.points = points
         with self._lock:
-            if self.engine is None or self.tool_link is None:
+            if self.engine is None or self.tool_link is None or not points or not joints:
                 return
             self._goal_topics.add(topic)
             tool = self.tool_link
+            start = dict(self.joint_positions)
+            method = self._interpolation.get(topic, "splines")
+        trajectory = trajectory_from_msg(m)
+        trajectory.start_time = 0.0  # drawn from now, whatever its header stamp
+        try:
+            spline = TrajectoryArrays.of(trajectory, joints).spline(
+                0.0, JointSample.at_rest([start.get(j, 0.0) for j in joints]), 0.0, method)
+        except ValueError as exc:  # times not increasing: the controller would not have accepted it
+            print(f"robot_core view: goal from {topic} not drawn: {exc}", flush=True)
+            return
+        if spline is None:
+            return
+        path = spline.path()
 
-            def tool_position(q: dict[str, float]) -> np.ndarray | None:
-                pose = self._fk(q).get(tool)
-                return None if pose is None else pose[:3, 3].copy()
+        def tool_position(q: dict[str, float]) -> np.ndarray | None:
+            pose = self._fk(q).get(tool)
+            return None if pose is None else pose[:3, 3].copy()
 
-            pts = goal_tool_path(dict(self.joint_positions), list(m.joint_names),
-                                 [list(p.positions) for p in m.points], tool_position)
+        with self._lock:
+            pts = goal_tool_path(start, joints, path, tool_position)
         if len(pts):
             self.page.show_goal(pts)
-            print(f"robot_core view: goal of {len(m.points)} points from {topic} drawn ({len(pts)} tool positions)",
-                  flush=True)
+            print(f"robot_core view: goal of {len(points)} points from {topic} drawn ({len(pts)} tool positions, "
+                  f"{method} interpolation)", flush=True)
+
+    def _ask_interpolation(self, topic: str) -> None:
+        """The controller's ``interpolation_method`` parameter (splines or none), asked once per controller: the
+        goal path is drawn as the controller interpolates."""
+        from rcl_interfaces.srv import GetParameters
+
+        client = self._param_clients.get(topic)
+        if client is None:
+            controller = topic[:-len("/accepted_trajectory")]
+            client = self._param_clients[topic] = self.node.create_client(GetParameters,
+                                                                          f"{controller}/get_parameters")
+        if not client.service_is_ready():
+            return  # not yet: the next discovery asks again
+        self._asked.add(topic)
+
+        def done(future: Any) -> None:
+            try:
+                values = future.result().values
+            except Exception:  # the controller went away: keep the default
+                return
+            if values and values[0].type == 4 and values[0].string_value:  # PARAMETER_STRING
+                with self._lock:
+                    self._interpolation[topic] = values[0].string_value
+
+        client.call_async(GetParameters.Request(names=["interpolation_method"])).add_done_callback(done)
 
     def _on_jtc_state(self, m: Any) -> None:
         """Without an ``~/accepted_trajectory`` (upstream's controller has none): the reference (desired) joint
