@@ -165,3 +165,52 @@ def test_qos_every_publisher_matches() -> None:
     # rosbag2's older files give the rmw enum numbers
     assert offered_qos("- history: 1\n  depth: 1\n  reliability: 1\n  durability: 1\n") == [
         QosInfo(reliable=True, transient_local=True, depth=1)]
+
+
+def test_info_prints_what_ros2_bag_info_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`robot-core play --info`: rosbag2's fields from the file's summary, checked against the messages read back
+    one by one with the mcap library; a truncated file is refused naming the offset."""
+    import time
+
+    from mcap.reader import make_reader
+
+    from robot_core.ros.recording import format_info, recording_info
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    path = tmp_path / "run.mcap"
+    w = McapRecordingWriter(path)
+    w.add_topic("/robot_joint_states", "sensor_msgs/msg/JointState", [QosInfo(reliable=False)])
+    base = 1_700_000_000 * 10**9 + 5_000_000  # 2023-11-14 22:13:20.005 UTC
+    for i in range(30):
+        w.write("/robot_joint_states", _joint_state(i * 0.01, i * 0.001), base + i * 100_000_000)
+    w.close()
+    counts: dict[str, int] = {}
+    with path.open("rb") as f:
+        for _, channel, _ in make_reader(f).iter_messages():
+            counts[channel.topic] = counts.get(channel.topic, 0) + 1
+    text = format_info(recording_info(path))
+    lines = text.splitlines()
+    assert lines[1:] == [
+        "Files:             run.mcap",
+        f"Bag size:          {path.stat().st_size / 1024:.1f} KiB",
+        "Storage id:        mcap",
+        "ROS Distro:        unknown",
+        "Duration:          2.900s",
+        "Start:             Nov 14 2023 22:13:20.005 (1700000000.005)",
+        "End:               Nov 14 2023 22:13:22.905 (1700000002.905)",
+        f"Messages:          {sum(counts.values())}",
+        f"Topic information: Topic: /robot_joint_states | Type: sensor_msgs/msg/JointState | Count: "
+        f"{counts['/robot_joint_states']} | Serialization Format: cdr"]
+    two = tmp_path / "two.mcap"
+    _write(two)
+    info = recording_info(two)
+    assert [(t.topic, t.count) for t in info.topics] == [("/robot_joint_states", 50), ("/robot_description", 1)]
+    assert "\n                   Topic: /robot_description | Type: std_msgs/msg/String | Count: 1 |" in \
+        format_info(info)
+    data = two.read_bytes()
+    two.write_bytes(data[: len(data) // 2])
+    with pytest.raises(RecordingError, match=r"two.mcap: truncated MCAP file: the record at byte offset \d+"):
+        recording_info(two)
+    monkeypatch.undo()
+    time.tzset()

@@ -5,6 +5,8 @@ subscriber; and a recording with a topic type that is not installed, which plays
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,13 @@ def test_record_simulator_read_back_and_play(ros: RosTestContext, tmp_path: Path
     assert clocks == sorted(clocks)
     assert "planar2" in topics["/robot_description"][0].data
     recorded = {round(m.position[0], 9) for m in states}
+    info = subprocess.run([sys.executable, "-m", "robot_core.cli", "play", "--info", str(out)], capture_output=True,
+                          text=True, timeout=60)
+    assert info.returncode == 0, info.stderr
+    assert f"Messages:          {len(log_times)}\n" in info.stdout  # what ros2 bag info would count
+    for topic, msgs in topics.items():
+        assert f"Topic: {topic} | " in info.stdout and f" | Count: {len(msgs)} | Serialization Format: cdr" in \
+            info.stdout.split(f"Topic: {topic} | ")[1].splitlines()[0], (topic, info.stdout)
 
     got: list[Any] = []
     clock: list[float] = []

@@ -468,7 +468,8 @@ def run_cli(args: argparse.Namespace) -> int:
     if getattr(args, "view", None) is not None:
         from robot_core.nodes.child_process import ViewProcess
 
-        viewer = ViewProcess(args.view, robot=str(plan.options.robot))  # its file: meshes resolve beside it
+        viewer = ViewProcess(args.view, robot=str(plan.options.robot),  # its file: meshes resolve beside it
+                             package_dirs=plan.options.package_dirs)
         progress(f"web view on {viewer.url}")
     try:
         for p in plans:

@@ -85,6 +85,67 @@ def linear_coefficients(p0: np.ndarray, p1: np.ndarray, T: float) -> np.ndarray:
     return np.stack([p0, (p1 - p0) / T, z, z, z, z])
 
 
+@dataclass
+class TrajectoryArrays:
+    """A validated trajectory's points as arrays, made by the thread that stages it so that taking it over in
+    the control cycle is a few array operations however many points it has. The joint trajectory controller and
+    the web view's goal path (which draws what the controller will follow) both build their spline here."""
+
+    cols: np.ndarray  # controller joint index of each trajectory joint
+    time_from_start: np.ndarray  # (N,)
+    positions: np.ndarray  # (N, k) in trajectory joint order
+    velocities: np.ndarray  # (N, k), zeros where a point has none
+    accelerations: np.ndarray
+    has_velocities: np.ndarray  # (N,) bool
+    has_accelerations: np.ndarray
+
+    @staticmethod
+    def of(trajectory: JointTrajectory, joints: Sequence[str]) -> TrajectoryArrays:
+        """``joints``: the controller's joints, in its order (each of the trajectory's must be one of them)."""
+        pts = trajectory.points
+        k = len(trajectory.joint_names)
+        joints = list(joints)
+
+        def rows(field: str) -> tuple[np.ndarray, np.ndarray]:
+            given = np.array([len(getattr(p, field)) > 0 for p in pts], dtype=bool)
+            out = np.zeros((len(pts), k))
+            for r, p in enumerate(pts):
+                if given[r]:
+                    out[r] = np.asarray(getattr(p, field), dtype=float)
+            return out, given
+
+        vel, has_v = rows("velocities")
+        acc, has_a = rows("accelerations")
+        return TrajectoryArrays(np.array([joints.index(j) for j in trajectory.joint_names], dtype=np.intp),
+                                np.array([float(p.time_from_start) for p in pts]),
+                                np.array([np.asarray(p.positions, dtype=float) for p in pts]).reshape(len(pts), k),
+                                vel, acc, has_v, has_a)
+
+    def spline(self, time: float, start: JointSample, start_time: float = 0.0,
+               method: str = "splines") -> TrajectorySpline | None:
+        """The spline a controller follows when it takes this trajectory over at ``time`` from its desired state
+        ``start`` (all its joints, in its order; joints the trajectory does not name hold their position at rest).
+        ``start_time``: the trajectory's header stamp (0: it starts at ``time``). Waypoints at or before ``time``
+        are dropped; None when that leaves none."""
+        times = (start_time if start_time != 0.0 else time) + self.time_from_start
+        keep = times > time
+        count = int(np.count_nonzero(keep))
+        if not count:
+            return None
+        n, cols = len(start.positions), self.cols
+        rows: slice | np.ndarray = slice(None) if count == len(times) else keep
+        pos, vel, acc = self.positions[rows], self.velocities[rows], self.accelerations[rows]
+        if len(cols) != n or np.any(cols != np.arange(n)):
+            full = np.repeat(start.positions[None, :], count, axis=0)
+            full[:, cols] = pos
+            pos = full
+            vel, acc = (np.zeros((count, n)), np.zeros((count, n)))
+            vel[:, cols] = self.velocities[rows]
+            acc[:, cols] = self.accelerations[rows]
+        return TrajectorySpline(time, start.copy(), times[rows], pos, vel, acc, method, self.has_velocities[rows],
+                                self.has_accelerations[rows])
+
+
 class TrajectorySpline:
     """Piecewise polynomial from an implicit start state through absolute-time waypoints.
 
@@ -155,6 +216,15 @@ class TrajectorySpline:
     @property
     def final_positions(self) -> np.ndarray:
         return self.positions[-1]
+
+    def path(self, per_segment: int = 16) -> np.ndarray:
+        """(1 + N * per_segment, n) positions from the start through every waypoint, ``per_segment`` evenly timed
+        samples per segment (its end included): the path the reference follows, e.g. for drawing it."""
+        out = [self.sample(self.start_time)[0].positions]
+        for k, end in enumerate(self._times):
+            for t in np.linspace(self._seg_start[k], end, per_segment + 1)[1:]:
+                out.append(self.sample(min(float(t), end))[0].positions)
+        return np.array(out)
 
     def segment_index(self, t: float) -> int:
         """Index of the waypoint the segment containing ``t`` ends at (len(times) when past the end)."""

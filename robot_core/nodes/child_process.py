@@ -62,9 +62,11 @@ class RecorderProcess(ChildProcess):
 class ViewProcess(ChildProcess):
     """``robot-core view`` (bringup --view, demo --view), stopped with the graph."""
 
-    def __init__(self, port: int = 8080, *, robot: str | None = None, log: Path | None = None) -> None:
+    def __init__(self, port: int = 8080, *, robot: str | None = None, log: Path | None = None,
+                 package_dirs: Sequence[str | Path] = ()) -> None:
         self.url = f"http://127.0.0.1:{port}/"
-        super().__init__("view", ["--port", str(port), *(["--robot", str(robot)] if robot else [])], log=log)
+        dirs = ["--package-dirs", *(str(d) for d in package_dirs)] if package_dirs else []
+        super().__init__("view", ["--port", str(port), *(["--robot", str(robot)] if robot else []), *dirs], log=log)
 
     def stop(self, timeout: float = 10.0) -> int | None:
         return super().stop(timeout)

@@ -129,9 +129,21 @@ def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="MCAP recording (robot-core record, ros2 bag record -s mcap)")
     parser.add_argument("--rate", type=float, default=1.0, help="playback speed factor (default 1)")
     parser.add_argument("--loop", action="store_true", help="play again from the start until Ctrl-C")
+    parser.add_argument("--info", action="store_true",
+                        help="print what `ros2 bag info` reports of the file (duration, start, end, size, messages, "
+                             "topics with types and counts) from its MCAP summary, and exit (robot_core's reader)")
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    if args.info:
+        from robot_core.ros.recording import format_info, recording_info
+
+        try:
+            print(format_info(recording_info(args.file)), end="", flush=True)
+        except RecordingError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     stop = threading.Event()
     old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:

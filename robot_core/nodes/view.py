@@ -16,7 +16,6 @@ the graph is there it says what it waits for, on the page and on stdout.
 from __future__ import annotations
 
 import argparse
-import re
 import signal
 import sys
 import threading
@@ -36,7 +35,7 @@ class ViewNode:
     """The rclpy side of the view: subscriptions, service clients and the drawing timer around a ViewPage."""
 
     def __init__(self, context: Any, *, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1",
-                 name: str = "robot_core_view") -> None:
+                 name: str = "robot_core_view", package_dirs: Sequence[str] = ()) -> None:
         import rclpy
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -44,6 +43,7 @@ class ViewNode:
         from std_msgs.msg import String
         from tf2_msgs.msg import TFMessage
 
+        from robot_core.view.markers import MarkerStore
         from robot_core.view.page import ViewPage
         from robot_core.view.transforms import TransformTree
 
@@ -62,9 +62,15 @@ class ViewNode:
         self._grippers: dict[str, Any] = {}
         self._subs: dict[str, Any] = {}
         self._wrench: dict[str, tuple[str, np.ndarray]] = {}
-        self._markers: dict[str, dict[tuple[str, int], Any]] = {}
+        self.package_dirs = [str(d) for d in package_dirs]
+        self._robot_dir = str(Path(robot).resolve().parent) if robot else None
+        self.markers = MarkerStore(self._resolve_mesh)
+        self._markers_drawn = 0
         self._reference: list[np.ndarray] = []
         self._goal_topics: set[str] = set()
+        self._interpolation: dict[str, str] = {}  # accepted_trajectory topic -> its controller's method
+        self._asked: set[str] = set()
+        self._param_clients: dict[str, Any] = {}
         self.last_placed = 0
         self.source = "nothing yet"
         self._said_source = ""
@@ -112,7 +118,7 @@ class ViewNode:
         from robot_core.view.scene import robot_shapes
 
         try:
-            robot = load_robot(description)
+            robot = load_robot(description, self.package_dirs or None)
             shapes = robot_shapes(robot)
             engine = PhysicsEngine(robot)
         except (RobotModelError, OSError, ValueError) as exc:
@@ -132,6 +138,13 @@ class ViewNode:
         self.page.look_at((lo + hi) / 2, max(0.8, 1.6 * float(np.linalg.norm(hi - lo))))
         print(f"robot_core view: drawing '{robot.name}' ({len(shapes)} shapes on {len(self.page.links)} links)",
               flush=True)
+
+    def _resolve_mesh(self, uri: str) -> str | None:
+        """A marker's mesh as the robot's meshes are found: --package-dirs, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH,
+        the ament index, then the folders above the robot file (robot_core.model.package_paths)."""
+        from robot_core.model.package_paths import resolve_uri
+
+        return resolve_uri(uri, self.package_dirs, self._robot_dir)
 
     def _on_tf(self, msg: Any) -> None:
         from robot_core.view.transforms import pose_matrix
@@ -153,6 +166,8 @@ class ViewNode:
         from sensor_msgs.msg import Image
 
         for topic, types in self.node.get_topic_names_and_types():
+            if topic.endswith("/accepted_trajectory") and topic not in self._asked:
+                self._ask_interpolation(topic)
             if topic in self._subs:
                 continue
             if "sensor_msgs/msg/Image" in types and not topic.endswith("depth/image_raw"):
@@ -203,42 +218,21 @@ class ViewNode:
                                                           lambda m, t=topic: self._on_markers(t, m), qos)
 
     def _on_markers(self, topic: str, msg: Any) -> None:
-        """Add, replace or delete the markers' shapes (rviz's actions), then redraw every topic's."""
-        from robot_core.view.scene import marker_shape
-        from robot_core.view.transforms import pose_matrix
-
-        kinds = {1: "box", 2: "sphere", 3: "cylinder", 11: "triangles", 10: "mesh"}
-        shapes = self._markers.setdefault(topic, {})
-        for m in msg.markers:
-            key = (m.ns, m.id)
-            if m.action == 3:  # DELETEALL
-                shapes.clear()
-                continue
-            if m.action == 2:  # DELETE
-                shapes.pop(key, None)
-                continue
-            kind = kinds.get(m.type)
-            if kind is None:
-                continue  # arrows, lines, text...: not drawn (doc/view.md)
-            p, q = m.pose.position, m.pose.orientation
-            pose = pose_matrix((p.x, p.y, p.z), (q.x, q.y, q.z, q.w) if (q.x, q.y, q.z, q.w) != (0, 0, 0, 0)
-                               else (0.0, 0.0, 0.0, 1.0))
-            mesh = m.mesh_resource[len("file://"):] if m.mesh_resource.startswith("file://") else None
-            tri = np.array([(v.x, v.y, v.z) for v in m.points], float) if kind == "triangles" else None
-            name = re.sub(r"[^A-Za-z0-9_.:-]", "_", f"{topic}:{m.ns}:{m.id}")  # one scene node, not a path
-            shape = marker_shape(m.header.frame_id, name, kind,
-                                 (m.scale.x, m.scale.y, m.scale.z), pose, (m.color.r, m.color.g, m.color.b,
-                                                                           m.color.a or 1.0),
-                                 triangles=tri, mesh_file=mesh)
-            if shape is not None:
-                shapes[key] = shape
-            else:
-                shapes.pop(key, None)
-        everything = [s for per_topic in self._markers.values() for s in per_topic.values()]
-        self.page.set_object_shapes(everything)
-        frames = sorted({s.link for s in everything})
+        """Add, replace or delete the markers (rviz's actions and lifetimes: robot_core.view.markers), then
+        redraw what changed."""
+        with self._lock:
+            self.markers.apply(topic, [marker_data(m) for m in msg.markers], time.monotonic())
+        everything = self._redraw_markers()
+        frames = sorted({d.link for d in everything if d.name.startswith(_scene_name(topic))})
         print(f"robot_core view: drawing {len(everything)} marker shapes in {len(frames)} frames from {topic}"
               f" ({', '.join(frames)})", flush=True)
+
+    def _redraw_markers(self) -> list[Any]:
+        with self._lock:
+            self._markers_drawn = self.markers.version
+            everything = self.markers.drawables()
+        self.page.set_object_shapes(everything)
+        return everything
 
     def _on_image(self, topic: str, m: Any) -> None:
         if m.encoding not in ("rgb8", "bgr8", "mono8") or m.height < 1 or m.width < 1:
@@ -258,25 +252,73 @@ class ViewNode:
 
     def _on_goal(self, topic: str, m: Any) -> None:
         """A joint trajectory controller's ``~/accepted_trajectory``: the whole goal as the tool's path, drawn the
-        moment it arrives (from the joints' current positions through every waypoint)."""
+        moment it arrives: the controller's spline (its interpolation method, asked from its parameters) from the
+        joints' current positions at rest through every waypoint, sampled by the controller's own code."""
+        from robot_core.control.trajectory import JointSample, TrajectoryArrays
+        from robot_core.nodes.controllers.joint_trajectory import trajectory_from_msg
         from robot_core.view.trajectory_goal import goal_tool_path
 
+        joints = list(m.joint_names)
+        points = []
+        for p in m.points:  # a waypoint without all positions (velocity-only) ends the drawn path there
+            if len(p.positions) != len(joints):
+                break
+            points.append(p)
+        m.points = points
         with self._lock:
-            if self.engine is None or self.tool_link is None:
+            if self.engine is None or self.tool_link is None or not points or not joints:
                 return
             self._goal_topics.add(topic)
             tool = self.tool_link
+            start = dict(self.joint_positions)
+            method = self._interpolation.get(topic, "splines")
+        trajectory = trajectory_from_msg(m)
+        trajectory.start_time = 0.0  # drawn from now, whatever its header stamp
+        try:
+            spline = TrajectoryArrays.of(trajectory, joints).spline(
+                0.0, JointSample.at_rest([start.get(j, 0.0) for j in joints]), 0.0, method)
+        except ValueError as exc:  # times not increasing: the controller would not have accepted it
+            print(f"robot_core view: goal from {topic} not drawn: {exc}", flush=True)
+            return
+        if spline is None:
+            return
+        path = spline.path()
 
-            def tool_position(q: dict[str, float]) -> np.ndarray | None:
-                pose = self._fk(q).get(tool)
-                return None if pose is None else pose[:3, 3].copy()
+        def tool_position(q: dict[str, float]) -> np.ndarray | None:
+            pose = self._fk(q).get(tool)
+            return None if pose is None else pose[:3, 3].copy()
 
-            pts = goal_tool_path(dict(self.joint_positions), list(m.joint_names),
-                                 [list(p.positions) for p in m.points], tool_position)
+        with self._lock:
+            pts = goal_tool_path(start, joints, path, tool_position)
         if len(pts):
             self.page.show_goal(pts)
-            print(f"robot_core view: goal of {len(m.points)} points from {topic} drawn ({len(pts)} tool positions)",
-                  flush=True)
+            print(f"robot_core view: goal of {len(points)} points from {topic} drawn ({len(pts)} tool positions, "
+                  f"{method} interpolation)", flush=True)
+
+    def _ask_interpolation(self, topic: str) -> None:
+        """The controller's ``interpolation_method`` parameter (splines or none), asked once per controller: the
+        goal path is drawn as the controller interpolates."""
+        from rcl_interfaces.srv import GetParameters
+
+        client = self._param_clients.get(topic)
+        if client is None:
+            controller = topic[:-len("/accepted_trajectory")]
+            client = self._param_clients[topic] = self.node.create_client(GetParameters,
+                                                                          f"{controller}/get_parameters")
+        if not client.service_is_ready():
+            return  # not yet: the next discovery asks again
+        self._asked.add(topic)
+
+        def done(future: Any) -> None:
+            try:
+                values = future.result().values
+            except Exception:  # the controller went away: keep the default
+                return
+            if values and values[0].type == 4 and values[0].string_value:  # PARAMETER_STRING
+                with self._lock:
+                    self._interpolation[topic] = values[0].string_value
+
+        client.call_async(GetParameters.Request(names=["interpolation_method"])).add_done_callback(done)
 
     def _on_jtc_state(self, m: Any) -> None:
         """Without an ``~/accepted_trajectory`` (upstream's controller has none): the reference (desired) joint
@@ -305,6 +347,11 @@ class ViewNode:
     # --- drawing --------------------------------------------------------------------------------------------------
     def draw(self) -> None:
         """Pose every link (from /tf, else from joint states), the other frames, arrows and the tool path."""
+        with self._lock:
+            self.markers.expire(time.monotonic())
+            stale = self.markers.version != self._markers_drawn
+        if stale:
+            self._redraw_markers()
         links = set(self.page.links)
         poses = self.tree.poses()
         on_tf = links & set(poses)
@@ -337,7 +384,8 @@ class ViewNode:
             print(f"robot_core view: {placed} of {len(links)} links posed from {self.source}", flush=True)
             self._said_source = self.source
         self.last_placed = placed
-        objects = self.page.show_object_poses(poses)
+        objects = self.page.show_object_poses({**poses, "": np.eye(4)})  # "": a marker without a frame
+        objects -= "" in self.page.object_frames
         if objects != self._said_objects:
             print(f"robot_core view: {objects} object frames posed from /tf", flush=True)
             self._said_objects = objects
@@ -465,19 +513,43 @@ class ViewNode:
             self.page.clear_path()
 
 
+def _scene_name(topic: str) -> str:
+    return "".join(c if c.isalnum() or c in "_.:-" else "_" for c in f"{topic}:")
+
+
+def marker_data(m: Any) -> Any:
+    """A visualization_msgs/Marker's fields as robot_core.view.markers.MarkerData (a zero quaternion, which
+    rviz warns about and takes as the identity, is the identity here too)."""
+    from robot_core.view.markers import MarkerData
+    from robot_core.view.transforms import pose_matrix
+
+    p, q = m.pose.position, m.pose.orientation
+    quat = (q.x, q.y, q.z, q.w) if (q.x, q.y, q.z, q.w) != (0, 0, 0, 0) else (0.0, 0.0, 0.0, 1.0)
+    return MarkerData(
+        frame=m.header.frame_id.lstrip("/"), ns=m.ns, id=int(m.id), type=int(m.type), action=int(m.action),
+        pose=pose_matrix((p.x, p.y, p.z), quat), scale=(m.scale.x, m.scale.y, m.scale.z),
+        color=(m.color.r, m.color.g, m.color.b, m.color.a or 1.0),
+        points=np.array([(v.x, v.y, v.z) for v in m.points], float).reshape(-1, 3),
+        colors=np.array([(c.r, c.g, c.b, c.a) for c in m.colors], float).reshape(-1, 4), text=m.text,
+        mesh_resource=m.mesh_resource, lifetime=m.lifetime.sec + m.lifetime.nanosec * 1e-9)
+
+
 def configure_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default=None, metavar="FILE",
                         help="robot description to draw (default: the /robot_description topic)")
     parser.add_argument("--port", type=int, default=8080, help="web server port (default 8080; 0: any free port)")
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1 only)")
+    parser.add_argument("--package-dirs", nargs="*", default=[], metavar="DIR",
+                        help="folders searched for package:// meshes (the robot's and markers'), before "
+                             "AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the ament index")
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    return serve(robot=args.robot, port=args.port, host=args.host)
+    return serve(robot=args.robot, port=args.port, host=args.host, package_dirs=args.package_dirs)
 
 
 def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1",
-          stop: threading.Event | None = None) -> int:
+          stop: threading.Event | None = None, package_dirs: Sequence[str] = ()) -> int:
     """Serve the view until SIGINT/SIGTERM (or ``stop``)."""
     import rclpy
     from rclpy.context import Context
@@ -493,7 +565,7 @@ def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1"
     view = None
     executor = MultiThreadedExecutor(num_threads=3, context=context)
     try:
-        view = ViewNode(context, robot=robot, port=port, host=host)
+        view = ViewNode(context, robot=robot, port=port, host=host, package_dirs=package_dirs)
         executor.add_node(view.node)
         spinner = threading.Thread(target=executor.spin, daemon=True, name="view-executor")
         spinner.start()

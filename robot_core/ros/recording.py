@@ -291,3 +291,99 @@ def iter_messages(path: str | Path, channel_ids: set[int] | None = None) -> Iter
         for _, channel, message in make_reader(f).iter_messages(log_time_order=True):
             if channel_ids is None or channel.id in channel_ids:
                 yield channel.id, message.log_time, message.data
+
+
+@dataclass
+class TopicInfo:
+    topic: str
+    type_name: str
+    count: int
+    serialization_format: str
+
+
+@dataclass
+class RecordingInfo:
+    """What ``ros2 bag info`` reports of a bag, read from one MCAP file's summary (its Statistics record)."""
+
+    path: Path
+    size: int  # bytes
+    ros_distro: str
+    start_ns: int
+    end_ns: int
+    messages: int
+    topics: list[TopicInfo]
+
+
+def recording_info(path: str | Path) -> RecordingInfo:
+    """The summary of ``path`` (what ``robot-core play --info`` prints). Read from the file's summary section as
+    rosbag2 reads its metadata; a file without one (a recorder that was killed) is scanned instead, and a truncated
+    file is refused by :func:`scan_recording` naming the byte offset."""
+    from mcap.exceptions import McapError
+    from mcap.reader import make_reader
+
+    path = Path(path)
+    if not path.is_file():
+        raise RecordingError(f"{path}: no such file")
+    distro = "unknown"
+    summary = None
+    try:
+        with path.open("rb") as f:
+            reader = make_reader(f)
+            summary = reader.get_summary()
+            for meta in reader.iter_metadata():  # rosbag2's MCAP plugin stores the distro here
+                if meta.name == "rosbag2" and meta.metadata.get("ROS_DISTRO"):
+                    distro = meta.metadata["ROS_DISTRO"]
+    except (McapError, EOFError, ValueError, struct.error):
+        summary = None
+    if summary is None or summary.statistics is None:
+        index = scan_recording(path)  # raises on a truncated or damaged file
+        topics = [TopicInfo(c.topic, c.type_name, c.messages, MESSAGE_ENCODING)
+                  for _, c in sorted(index.channels.items())]
+        return RecordingInfo(path, path.stat().st_size, distro, index.start_ns, index.end_ns, index.messages, topics)
+    stats = summary.statistics
+    topics = [TopicInfo(c.topic, summary.schemas[c.schema_id].name if c.schema_id in summary.schemas else "",
+                        stats.channel_message_counts.get(cid, 0), c.message_encoding)
+              for cid, c in sorted(summary.channels.items())]
+    return RecordingInfo(path, path.stat().st_size, distro, stats.message_start_time, stats.message_end_time,
+                         stats.message_count, topics)
+
+
+def _size_text(size: int) -> str:
+    """Bytes as rosbag2 prints them: B, KiB, MiB, GiB, TiB; one decimal above bytes."""
+    value, unit = float(size), 0
+    units = ("B", "KiB", "MiB", "GiB", "TiB")
+    while value >= 1024 and unit < len(units) - 1:
+        value /= 1024
+        unit += 1
+    return f"{value:.0f} {units[unit]}" if unit == 0 else f"{value:.1f} {units[unit]}"
+
+
+def _seconds_text(ns: int) -> str:
+    ms = ns // 1_000_000
+    return f"{ms // 1000}.{ms % 1000:03d}"
+
+
+def _time_text(ns: int) -> str:
+    import time as _time
+
+    local = _time.localtime(ns // 1_000_000_000)
+    day = _time.strftime("%b ", local) + f"{local.tm_mday:2d}" + _time.strftime(" %Y %H:%M:%S", local)
+    return f"{day}.{(ns // 1_000_000) % 1000:03d} ({_seconds_text(ns)})"
+
+
+def format_info(info: RecordingInfo) -> str:
+    """``info`` laid out as ``ros2 bag info`` prints a bag (its field names, 19-column alignment, local time)."""
+    pad = " " * 19
+    topics = [f"Topic: {t.topic} | Type: {t.type_name} | Count: {t.count} | Serialization Format: "
+              f"{t.serialization_format}" for t in info.topics]
+    lines = ["",
+             f"Files:             {info.path.name}",
+             f"Bag size:          {_size_text(info.size)}",
+             "Storage id:        mcap",
+             f"ROS Distro:        {info.ros_distro}",
+             f"Duration:          {_seconds_text(max(0, info.end_ns - info.start_ns))}s",
+             f"Start:             {_time_text(info.start_ns)}",
+             f"End:               {_time_text(info.end_ns)}",
+             f"Messages:          {info.messages}",
+             "Topic information: " + f"\n{pad}".join(topics)]
+    return "\n".join(lines) + "\n"

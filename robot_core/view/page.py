@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_core.view.markers import Drawable, Lines, Points, Text
 from robot_core.view.scene import Shape
 from robot_core.view.transforms import matrix_wxyz
 
@@ -44,6 +45,7 @@ class ViewPage:
         self._frames: dict[str, object] = {}
         self._objects: dict[str, object] = {}
         self._objects_sent: dict[str, np.ndarray] = {}
+        self._items: dict[str, tuple[Drawable, object]] = {}
         self._arrows: dict[str, object] = {}
         self._path: list[np.ndarray] = []
         self._path_handle: object | None = None
@@ -94,20 +96,44 @@ class ViewPage:
         with self._lock, self.server.atomic():
             return self._place(self._links, self._sent, poses)
 
-    def set_object_shapes(self, shapes: Sequence[Shape]) -> None:
-        """Replace the shapes drawn in other frames than links (the world's objects, from rviz markers): one scene
-        node per frame, hidden until its frame has a pose."""
+    def set_object_shapes(self, drawables: Sequence[Drawable]) -> None:
+        """Draw exactly ``drawables`` in frames other than links (the world's objects and any rviz markers: meshes,
+        lines, points, labels): one scene node per frame, hidden until its frame has a pose. Only what changed is
+        sent (a drawable is kept while the same object is passed again), so a stream of markers redraws only the
+        markers that came."""
         with self._lock:
-            for handle in self._objects.values():
-                handle.remove()  # type: ignore[attr-defined]
-            self._objects, self._objects_sent = {}, {}
-            for shape in shapes:
-                if shape.link not in self._objects:
-                    self._objects[shape.link] = self.server.scene.add_frame(f"/objects/{shape.link}",
-                                                                            show_axes=False, visible=False)
-                self.server.scene.add_mesh_simple(
-                    f"/objects/{shape.link}/{shape.name}", shape.vertices, shape.faces, color=shape.color,
-                    opacity=shape.opacity if shape.opacity < 1.0 else None)
+            wanted = {d.name: d for d in drawables}
+            for name in [n for n, (d, _) in self._items.items() if wanted.get(n) is not d]:
+                self._items.pop(name)[1].remove()  # type: ignore[attr-defined]
+            for name, d in wanted.items():
+                if name in self._items:
+                    continue
+                if d.link not in self._objects:
+                    self._objects[d.link] = self.server.scene.add_frame(f"/objects/{d.link or '_'}",
+                                                                        show_axes=False, visible=d.link == "")
+                self._items[name] = (d, self._add_drawable(f"/objects/{d.link or '_'}/{name}", d))
+            used = {d.link for d in wanted.values()}
+            for frame in [f for f in self._objects if f not in used]:
+                self._objects.pop(frame).remove()  # type: ignore[attr-defined]
+                self._objects_sent.pop(frame, None)
+
+    def _add_drawable(self, path: str, d: Drawable) -> object:
+        scene = self.server.scene
+        if isinstance(d, Lines):
+            return scene.add_line_segments(path, d.segments, d.colors, thickness=d.width)
+        if isinstance(d, Points):
+            return scene.add_point_cloud(path, d.points, d.colors, point_size=d.size, point_shape="circle")
+        if isinstance(d, Text):
+            return scene.add_label(path, d.text, position=tuple(float(v) for v in d.position),
+                                   font_size_mode="scene", font_scene_height=d.height, anchor="center-center")
+        return scene.add_mesh_simple(path, d.vertices, d.faces, color=d.color,
+                                     opacity=d.opacity if d.opacity < 1.0 else None)
+
+    @property
+    def object_items(self) -> dict[str, tuple[Drawable, object]]:
+        """Name -> (drawable, its viser handle) of everything drawn by :meth:`set_object_shapes`."""
+        with self._lock:
+            return dict(self._items)
 
     @property
     def object_frames(self) -> list[str]:

@@ -55,7 +55,13 @@ import numpy as np
 
 from robot_core.control.controller_base import UPDATE_RATE, Controller, Deferred, resolve
 from robot_core.control.pid import Pid, PidGains
-from robot_core.control.trajectory import INTERPOLATION_METHODS, JointSample, JointTrajectory, TrajectorySpline
+from robot_core.control.trajectory import (
+    INTERPOLATION_METHODS,
+    JointSample,
+    JointTrajectory,
+    TrajectoryArrays,
+    TrajectorySpline,
+)
 from robot_core.parameter_spec import ParamSpec as P
 
 DEFAULT_GOAL_TIME = 1.0
@@ -223,45 +229,11 @@ class _Tol:
 
 
 @dataclass
-class _Points:
-    """A validated trajectory's points as arrays, made by the thread that stages it so that taking it over in
-    the control cycle is a few array operations however many points it has."""
-
-    cols: np.ndarray  # controller joint index of each trajectory joint
-    time_from_start: np.ndarray  # (N,)
-    positions: np.ndarray  # (N, k) in trajectory joint order
-    velocities: np.ndarray  # (N, k), zeros where a point has none
-    accelerations: np.ndarray
-    has_velocities: np.ndarray  # (N,) bool
-    has_accelerations: np.ndarray
-
-    @staticmethod
-    def of(trajectory: JointTrajectory, joints: list[str]) -> _Points:
-        pts = trajectory.points
-        k = len(trajectory.joint_names)
-
-        def rows(field: str) -> tuple[np.ndarray, np.ndarray]:
-            given = np.array([len(getattr(p, field)) > 0 for p in pts], dtype=bool)
-            out = np.zeros((len(pts), k))
-            for r, p in enumerate(pts):
-                if given[r]:
-                    out[r] = np.asarray(getattr(p, field), dtype=float)
-            return out, given
-
-        vel, has_v = rows("velocities")
-        acc, has_a = rows("accelerations")
-        return _Points(np.array([joints.index(j) for j in trajectory.joint_names], dtype=np.intp),
-                       np.array([float(p.time_from_start) for p in pts]),
-                       np.array([np.asarray(p.positions, dtype=float) for p in pts]).reshape(len(pts), k),
-                       vel, acc, has_v, has_a)
-
-
-@dataclass
 class _Staged:
     goal_id: int | None  # None: topic trajectory
     trajectory: JointTrajectory
     tol: _Tol | None
-    points: _Points | None = None  # None: no points (stop and hold)
+    points: TrajectoryArrays | None = None  # None: no points (stop and hold)
 
 
 _EMPTY = np.zeros(0)
@@ -387,7 +359,6 @@ class JointTrajectoryController(Controller):
                 wrap[k] = True
         self.wrap = wrap
         self._any_wrap = bool(wrap.any())
-        self._all_cols = np.arange(n)
         # where each measured field sits in the state interface vector (fields are grouped, joints in order)
         self._zero = np.zeros(n)  # shared "no measurement" field; never written
         self._slices = {s: slice(k * n, (k + 1) * n) for k, s in enumerate(self.state_ifaces)}
@@ -467,7 +438,7 @@ class JointTrajectoryController(Controller):
         if isinstance(tol, GoalRejection):
             return tol
         tol.limits()  # computed here, not in the control cycle
-        points = _Points.of(trajectory, self.joints)
+        points = TrajectoryArrays.of(trajectory, self.joints)
         with self._lock:
             goal_id = self._next_goal_id
             self._next_goal_id += 1
@@ -489,8 +460,8 @@ class JointTrajectoryController(Controller):
             if self._staged is not None and self._staged.goal_id is not None:
                 self._finish(self._staged.goal_id, GoalStatus.ABORTED, ErrorCode.INVALID_GOAL,
                              "Current goal preempted by new incoming trajectory.")
-            self._staged = _Staged(None, trajectory, None, _Points.of(trajectory, self.joints) if trajectory.points
-                                   else None)
+            arrays = TrajectoryArrays.of(trajectory, self.joints) if trajectory.points else None
+            self._staged = _Staged(None, trajectory, None, arrays)
         return None
 
     def cancel(self, goal_id: int) -> bool:
@@ -643,28 +614,10 @@ class JointTrajectoryController(Controller):
         if pts is None:
             self._hold_measured()
             return None
-        traj = staged.trajectory
-        t0 = traj.start_time if traj.start_time != 0.0 else time
-        times = t0 + pts.time_from_start
-        keep = times > time  # waypoints at or before the take-over are dropped
-        count = int(np.count_nonzero(keep))
-        if not count:
+        spline = pts.spline(time, self._desired, staged.trajectory.start_time, self.interpolation_method)
+        if spline is None:
             return "trajectory ends in the past"
-        n, cols = len(self.joints), pts.cols
-        start = self._desired.copy()
-        rows: slice | np.ndarray = slice(None) if count == len(times) else keep
-        pos, vel, acc = pts.positions[rows], pts.velocities[rows], pts.accelerations[rows]
-        if len(cols) != n or np.any(cols != self._all_cols):
-            # joints the trajectory does not name (partial goals) hold their desired position, at rest; the
-            # others are put in controller order
-            full = np.repeat(start.positions[None, :], count, axis=0)
-            full[:, cols] = pos
-            pos = full
-            vel, acc = (np.zeros((count, n)), np.zeros((count, n)))
-            vel[:, cols] = pts.velocities[rows]
-            acc[:, cols] = pts.accelerations[rows]
-        self._spline = TrajectorySpline(time, start, times[rows], pos, vel, acc, self.interpolation_method,
-                                        pts.has_velocities[rows], pts.has_accelerations[rows])
+        self._spline = spline
         return None
 
     def update(self, time: float, period: float) -> None:
