@@ -185,7 +185,11 @@ class Client:
     def l2_ctrl(self, cmd: str, data: str = "", name: str = "") -> Any:
         from robot_core_interfaces.srv import L2Control
 
-        return self.call(self.l2, L2Control.Request(cmd=cmd, data=data, name=name))
+        # With instance_processes, create_re answers once the new process's node exists: an interpreter, the model
+        # and rclpy starting, 12-19 s on a 2-core machine at load 25-30 (main's own test_rbc_processes timed out
+        # at 15 s there).
+        timeout = 60.0 if cmd == "create_re" else 15.0
+        return self.call(self.l2, L2Control.Request(cmd=cmd, data=data, name=name), timeout)
 
     def create(self, type_name: str, name: str, **params: Any) -> None:
         res = self.l2_ctrl("create_re", type_name, name)

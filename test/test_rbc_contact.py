@@ -16,7 +16,7 @@ from robot_core.rbc.engine_loop import EngineLoop, forward_routes
 from robot_core.rbc.errors import RbcGoalError, RbcParamError
 from robot_core.rbc.extenders.touch_contact import estimate_wrench
 from robot_core.rbc.instance import ACTIVE, CANCELED, SUCCEEDED
-from robot_core.rbc.reachers.contact_simulation import ContactGoal
+from robot_core.rbc.reachers.contact_simulation import ContactGoal, torque_var_in
 
 ROOT = Path(__file__).resolve().parents[1]
 ARM = [f"joint{i}" for i in range(1, 8)]
@@ -134,6 +134,32 @@ def test_contact_simulation_torques_match_the_simulated_physics(sim):
     assert d["joint_names"] == ARM and d["frame_id"] == "CS0_contact"
     np.testing.assert_allclose(d["contact_pose"][:3, 3], sim.engine.link_pose("link7")[:3, :3] @ [0, 0, 0.05]
                                + sim.engine.link_pose("link7")[:3, 3], atol=1e-4)
+
+
+def test_the_documented_torque_var_name_ext_sim_torques_is_found_and_written(model, sim):
+    """The RBC documentation's CS writes "ext_sim_torques": tags with that cmd var get a CS writing it, the same
+    torques as into our "tau_ext"; tags with neither leave the simulator's service as the way."""
+    documented = copy.deepcopy(model)
+    for j in ARM:
+        for node in documented.joints[j].rbc:
+            for var in node.vars:
+                if var.name == "tau_ext":
+                    var.name = "ext_sim_torques"
+    loop = EngineLoop(Coupler(documented), PhysicsEngine(documented, include_visuals=False),
+                      forward_routes("/forward_position_controller/commands", None, ARM))
+    loop.publish_state()
+    assert torque_var_in(sim.coupler.table) == "tau_ext"
+    assert torque_var_in(loop.coupler.table) == "ext_sim_torques"
+    assert torque_var_in(Coupler(load_robot(str(ROOT / "urdf" / "rc_arm.urdf"))).table) is None
+    goal = ContactGoal([7.0, 3.0, -9.0], [0.0, 0.4, 0.2])
+    for lp, var in ((sim, "tau_ext"), (loop, "ext_sim_torques")):
+        lp.coupler.create("CS", "CS0", {"link": "link7", "point": [0.0, 0.0, 0.05], "torque_var": var}).start_goal(
+            goal)
+        lp.cycle()
+    ours = np.array(sim.published[EXT_TOPIC].data)
+    assert np.abs(ours).max() > 0.5
+    np.testing.assert_allclose(loop.published[EXT_TOPIC].data, ours, atol=1e-9)
+    assert [loop.coupler.get(j, "ext_sim_torques") for j in ARM] == pytest.approx(ours.tolist())
 
 
 def test_contact_simulation_weights_sum_and_release(sim):

@@ -191,6 +191,40 @@ def test_an_extender_output_is_a_shared_var_for_instances_created_after_it(rig):
         registry.unregister("ProbeReader")
 
 
+def test_extenders_created_later_are_announced_and_both_ways_mix_with_in_process_instances(rig):
+    """A reader process created before its extender reads it once the coupler announces it (and NaN again once it
+    is destroyed); an in-process reader reads a process's shared output, and a process reads an in-process
+    extender's (copied into a block of its own each cycle)."""
+    registry.register("Probe", "rbc_probe_types:Probe")
+    registry.register("ProbeReader", "rbc_probe_types:ProbeReader")
+    try:
+        early = rig.create("ProbeReader", "R0", params={"source": "P0"})
+        other = rig.create("ProbeReader", "R2", params={"source": "P1"})
+        rig.run_until(lambda: early.ready and other.ready, 60, "the reader processes")
+        assert np.isnan(early.outputs.shared("seen")).all()  # nothing to read yet
+        probe = rig.create("Probe", "P0", params={"value": [0.5, -2.0]})
+        rig.run_until(lambda: probe.ready and not np.isnan(early.outputs.shared("seen")[:2]).any(), 60,
+                      "the earlier reader process to see the later probe's output")
+        assert early.outputs.shared("seen")[:2].tolist() == [0.5, -2.0]
+        rig.coupler.create("ProbeReader", "R1", {"source": "P0"})  # in-process, reading the process
+        rig.run_until(lambda: not np.isnan(rig.coupler.derived.get("R1", {}).get("seen", [np.nan])[0]), 10,
+                      "the in-process reader")
+        assert list(rig.coupler.derived["R1"]["seen"][:2]) == [0.5, -2.0]
+        rig.coupler.create("Probe", "P1", {"value": [3.0, 4.0]})  # in-process, read by a process
+        rig.run_until(lambda: not np.isnan(other.outputs.shared("seen")[:2]).any(), 60,
+                      "the reader process to see the in-process probe")
+        assert other.outputs.shared("seen")[:2].tolist() == [3.0, 4.0]
+        rig.coupler.destroy("P0")
+        rig.run_until(lambda: np.isnan(early.outputs.shared("seen")).all(), 60,
+                      "the reader process to let the destroyed probe go")
+        rig.coupler.destroy("P1")
+        rig.run_until(lambda: np.isnan(other.outputs.shared("seen")).all(), 60,
+                      "the reader process to let the destroyed in-process probe go")
+    finally:
+        registry.unregister("Probe")
+        registry.unregister("ProbeReader")
+
+
 def test_bad_requests_start_no_process(rig):
     with pytest.raises(KeyError, match="unknown reacher/extender type 'XX'"):
         rig.create("XX", "X0")

@@ -36,7 +36,7 @@ from rbc_helpers import (
     rotation_angle,
     start,
 )
-from ros_harness import answered_eventually, wait_for, wait_future
+from ros_harness import NodeProcess, answered_eventually, wait_for, wait_future
 
 pytest.importorskip("rclpy")
 pytest.importorskip("robot_core_interfaces")
@@ -371,6 +371,23 @@ def test_bad_tags_stop_the_node_with_an_error_naming_joint_var_and_field(tmp_pat
         code = proc.stop()
     out = proc.log_path.read_text()
     assert code == 2 and "has no <rbc> tags" in out, out
+
+    # The RBC documentation starts its rbc.py with the robot's file: the one argument is urdf_path (read at once:
+    # without it the node would wait for a description on its topic).
+    proc = NodeProcess.console_script("rbc", str(untagged))
+    try:
+        wait_for(lambda: not proc.alive(), 60, "rbc to exit on the untagged file given as its argument")
+    finally:
+        code = proc.stop()
+    out = proc.log_path.read_text()
+    assert code == 2 and "untagged.urdf" in out and "has no <rbc> tags" in out, out
+    proc = NodeProcess.console_script("rbc", str(untagged), "extra.urdf")
+    try:
+        wait_for(lambda: not proc.alive(), 60, "rbc to exit on two arguments")
+    finally:
+        code = proc.stop()
+    out = proc.log_path.read_text()
+    assert code == 2 and "at most one argument" in out, out
 
 
 def test_a_driver_that_stops_publishing_makes_its_vars_stale_while_the_node_keeps_running(ros, tmp_path):

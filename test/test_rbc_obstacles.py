@@ -10,7 +10,8 @@ from rbc_helpers import ARM, load_rc_arm, rc_arm_loop
 from robot_core.kinematics import SerialKinematicChain
 from robot_core.rbc.errors import RbcGoalError, RbcParamError
 from robot_core.rbc.instance import ABORTED, SUCCEEDED
-from robot_core.rbc.obstacles import Plane, Sphere, avoid, planes_from_list, spheres_from_list
+from robot_core.rbc.link_capsules import link_capsules
+from robot_core.rbc.obstacles import Plane, Sphere, avoid, planes_from_list, segment_clearance, spheres_from_list
 from robot_core.rbc.reachers.vector_field import PoseGoal
 from robot_core.rbc.rotations import matrix_to_quat_xyzw
 
@@ -126,6 +127,62 @@ def test_obstacle_links_keep_the_elbow_out_of_a_sphere_on_its_path_and_the_goal_
           f"goal reached")
     assert closest >= radius, f"link4 came within {closest:.4f} m of the center of a sphere of radius {radius} m"
     assert np.linalg.norm(tool[-1] - target[:3, 3]) <= 0.002 + 1e-4
+
+
+def test_link_bodies_are_capsules_and_their_clearance_is_measured_at_the_nearest_point(model):
+    (cyl,) = link_capsules(model, "link4", ["base_link", "link3", "link4", "link5"])
+    np.testing.assert_allclose([cyl.a, cyl.b], [[0, 0, 0], [0, 0, 0.16]], atol=1e-12)  # the 0.16 m cylinder
+    assert cyl.radius == pytest.approx(0.05) and "cylinder" in cyl.source
+    (hand,) = link_capsules(model, "hand", [])  # a 0.05 x 0.16 x 0.04 box: its long edge, half the diagonal
+    assert np.linalg.norm(hand.b - hand.a) == pytest.approx(0.16)
+    assert hand.radius == pytest.approx(np.hypot(0.05, 0.04) / 2)
+    (bone,) = link_capsules(model, "tcp", [])  # no collision, no child: its origin only
+    assert bone.radius == 0.0 and np.array_equal(bone.a, bone.b)
+    sphere = Sphere(np.array([0.1, 0.0, 0.5]), 0.03)
+    s, n, p = segment_clearance(sphere, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.05)
+    assert s == pytest.approx(0.1 - 0.03 - 0.05) and np.allclose(n, [-1, 0, 0]) and np.allclose(p, [0, 0, 0.5])
+    floor = Plane(np.array([0.0, 0.0, 1.0]), 0.0)
+    s, n, p = segment_clearance(floor, np.array([0.0, 0.0, 0.3]), np.array([0.2, 0.0, 0.1]), 0.05)
+    assert s == pytest.approx(0.05) and np.allclose(p, [0.2, 0.0, 0.1])
+
+
+def _segment_distance(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    t = float(np.clip((c - a) @ (b - a) / ((b - a) @ (b - a)), 0.0, 1.0))
+    return float(np.linalg.norm(a + t * (b - a) - c))
+
+
+def test_a_sphere_mid_link_is_not_entered_by_the_link_body_and_the_goal_is_still_reached(model, sim):
+    """A sphere where the middle of link4 (its 0.16 m, 0.05 m radius cylinder, between the origins of link4 and
+    link5) passes on the way to a goal, where no origin enters it: with ``obstacle_links: [link4]`` the cylinder's
+    bounding capsule keeps out of it (measured on the engine's link poses) and the tool still reaches the goal."""
+    chain = SerialKinematicChain(model, "base_link", "tcp")
+    q_start = np.array([0.0, 0.5, 0.0, 1.6, 0.0, 1.0, 0.0])
+    target = chain.forward_kinematics(np.array([1.0, 0.2, 0.0, 1.2, 0.0, 1.0, 0.0]))
+    goal = PoseGoal(target[:3, 3], matrix_to_quat_xyzw(target[:3, :3]), linear_precision=0.002,
+                    angular_precision=0.02, timeout=30.0)
+
+    def run(loop, params) -> np.ndarray:
+        loop.engine.set_joint_state(dict(zip(ARM, q_start, strict=True)))
+        loop.publish_state()
+        vf = loop.coupler.create("VF", "VF0", {"end_link": "tcp", **params})
+        vf.start_goal(goal)
+        path: list[np.ndarray] = []
+        loop.run_until(lambda: vf.status().done, 31.0, each=lambda lp: path.append(np.array(
+            [lp.engine.link_pose(k)[:3, 3] for k in ("link4", "link5", "tcp")])))
+        assert vf.status().state == SUCCEEDED, vf.status().message
+        return np.array(path)
+
+    free = run(sim, {})
+    mid = len(free) // 2
+    center, radius, body = (free[mid, 0] + free[mid, 1]) / 2.0, 0.025, 0.05
+    origins = min(float(np.min(np.linalg.norm(free[:, k] - center, axis=1))) for k in range(3))
+    assert origins > radius  # no origin (link4, link5, tcp) enters it unguarded: only the body does
+    guarded = run(rc_arm_loop(model), {"obstacle_spheres": [*center, radius], "obstacle_links": ["link4"]})
+    closest = min(_segment_distance(center, a, b) for a, b, _ in guarded) - body
+    print(f"sphere of radius {radius} m mid-link4: closest surface of link4's cylinder (radius {body} m) to its "
+          f"center {closest:.4f} m (unguarded: it passed through); goal reached")
+    assert closest >= radius, f"link4's body came within {closest:.4f} m of the center of a {radius} m sphere"
+    assert np.linalg.norm(guarded[-1, 2] - target[:3, 3]) <= 0.002 + 1e-4
 
 
 def test_obstacle_links_must_be_moved_by_the_chain(sim):

@@ -288,3 +288,60 @@ def test_bad_tag_in_urdf_text_names_file_line_joint_var_and_field(tmp_path):
         VarTable(model, rbc_nodes=[n for n in model.rbc_nodes() if "control_msgs" not in n.vars[0].msg.type])
     msg = str(info.value)
     assert "bad_arm.urdf:" in msg and "joint 'joint2'" in msg and "var 'qd'" in msg and "field 'velocty'" in msg
+
+
+NESTED_MSG_URDF = """<robot name="nested">
+  <link name="a"/><link name="b"/>
+  <joint name="j" type="revolute">
+    <parent link="a"/><child link="b"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/>
+    <rbc node="drv">
+      <var init="0.0" name="q" topic="/traj_state" type="state">
+        <msg field="points" field_array="true" index="0" type="trajectory_msgs.msg.JointTrajectory">
+          <msg field="positions" field_array="true" index="1" index_type="float"
+               type="trajectory_msgs.msg.JointTrajectoryPoint"/>
+        </msg>
+      </var>
+      <var init="0.0" name="tau" topic="/wrench" type="state">
+        <msg field="wrench" type="geometry_msgs.msg.WrenchStamped">
+          <msg field="torque" type="geometry_msgs.msg.Wrench"><msg field="z" type="geometry_msgs.msg.Vector3"/></msg>
+        </msg>
+      </var>
+    </rbc>
+  </joint>
+</robot>"""
+
+
+def test_a_msg_inside_a_msg_reads_a_field_of_the_outer_fields_message():
+    """The RBC documentation's "message inside message" as nested <msg> tags: each outer one names the field
+    holding the next message (with its index when it is an array); the innermost names the value."""
+    from geometry_msgs.msg import WrenchStamped
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from robot_core.model import RobotModelError
+
+    model = load_robot(NESTED_MSG_URDF)
+    q, tau = model.joints["j"].rbc[0].vars
+    assert (q.msg.type, q.msg.field, q.msg.field_array, q.msg.index) == (
+        "trajectory_msgs.msg.JointTrajectory", "points[0].positions", True, 1)
+    assert (tau.msg.field, tau.msg.field_array) == ("wrench.torque.z", False)
+    table = VarTable(model)
+    table.on_message("/traj_state", JointTrajectory(points=[JointTrajectoryPoint(positions=[0.1, 0.7])]), 1.0)
+    wrench = WrenchStamped()
+    wrench.wrench.torque.z = -2.5
+    table.on_message("/wrench", wrench, 1.0)
+    assert table.get("j", "q") == 0.7 and table.get("j", "tau") == -2.5
+    with pytest.raises(RobotModelError, match=r":8: joint 'j' <rbc node='drv'> var 'q' <msg>: .*needs the field"):
+        load_robot(NESTED_MSG_URDF.replace('field="points" field_array', 'field_array'))
+
+
+def test_movable_joints_without_rbc_tags_are_named_in_a_warning():
+    """The RBC documentation: "all joints that are not fixed should have the rbc tag"; one that has none is named."""
+    text = NESTED_MSG_URDF.replace("</robot>", """<link name="c"/>
+  <joint name="loose" type="revolute"><parent link="b"/><child link="c"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <link name="d"/><joint name="welded" type="fixed"><parent link="c"/><child link="d"/></joint>
+</robot>""")
+    (warning,) = VarTable(load_robot(text)).warnings
+    assert "movable joints without <rbc> tags" in warning and warning.endswith(": loose")
+    assert VarTable(load_robot(NESTED_MSG_URDF)).warnings == []

@@ -395,12 +395,26 @@ class _UrdfReader:
             if msg_el is None:
                 raise RobotModelError("<var> has no <msg>", vref)
             mw = f"{vw} <msg>"
-            index = self.number(msg_el, "index", mw, 0.0)
-            if index != int(index):
-                raise RobotModelError(f"index {index} is not an integer", self.ref(msg_el, mw))
-            msg = RbcMsg(type=self.required_attr(msg_el, "type", mw), field=msg_el.get("field", ""),
-                         field_array=self.boolean(msg_el, "field_array", mw), index=int(index),
-                         index_type=msg_el.get("index_type", "float"))
+            msg_type = self.required_attr(msg_el, "type", mw)
+            path, inner = [], msg_el
+            while True:  # a <msg> inside a <msg>: a field of the outer field's message, any depth
+                index = self.number(inner, "index", mw, 0.0)
+                if index != int(index):
+                    raise RobotModelError(f"index {index} is not an integer", self.ref(inner, mw))
+                field_array = self.boolean(inner, "field_array", mw)
+                deeper = inner.find("msg")
+                if deeper is None:
+                    break
+                if not inner.get("field"):
+                    raise RobotModelError("a <msg> holding another <msg> needs the field that holds that message",
+                                          self.ref(inner, mw))
+                path.append(inner.get("field", "") + (f"[{int(index)}]" if field_array else ""))
+                inner, mw = deeper, f"{mw} <msg>"
+            if path and not inner.get("field"):
+                raise RobotModelError("an inner <msg> needs a field", self.ref(inner, mw))
+            msg = RbcMsg(type=msg_type, field=".".join([*path, inner.get("field", "")]) if path else inner.get(
+                         "field", ""), field_array=field_array, index=int(index),
+                         index_type=inner.get("index_type", "float"))
             var = RbcVar(name=vname, topic=self.required_attr(var_el, "topic", vw), type=var_el.get("type", ""),
                          msg=msg, init=self.number(var_el, "init", vw, 0.0), source=vref)
             if var.type not in validation.RBC_VAR_TYPES:

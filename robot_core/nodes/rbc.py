@@ -33,6 +33,9 @@ the instance = its node name; ``destroy_re``; ``list_re``, ``data: types`` lists
 ``~/release`` (std_srvs/Trigger: stop publishing cmd topics until a var is written again; answers once the
 drivers acknowledged every command sent before, or after 0.5 s).
 
+The robot's file may also be given as the one argument (``ros2 run robot_core rbc robot.urdf``, as the RBC
+documentation starts its rbc.py): it sets ``urdf_path``.
+
 Start-up errors (no URDF, bad ``<rbc>`` tags naming joint, var and field, no tags at all) are logged and the
 process exits with code 2: the coupler cannot run without a valid coupling. At run time nothing a user sends
 (bad service requests, goals, parameters, command messages) stops the node; it answers with the reason. On
@@ -466,6 +469,7 @@ class RbcNode(ReadOnlyReasons, Node):
         """Checks as in-process, then the process; None when it started (the caller waits for it)."""
         from robot_core.nodes.rbc_instance_process import PROCESS_ARGV
         from robot_core.rbc.coupler import L2Result
+        from robot_core.rbc.reachers.contact_simulation import torque_var_in
 
         assert self.coupler is not None
         with self._lock:
@@ -485,7 +489,7 @@ class RbcNode(ReadOnlyReasons, Node):
         spec = {"description_file": self._description_file, "package_dirs": list(self.p["package_dirs"]),
                 "namespace": self.get_namespace(), "feedback_period": 1.0 / self.p["feedback_rate"],
                 "output_rate": self.p["output_rate"], "use_sim_time": bool(self.get_parameter("use_sim_time").value),
-                "cs_service_mode": not self.coupler.table.entries("tau_ext"), "frame_prefix": self.p["frame_prefix"],
+                "cs_torque_var": torque_var_in(self.coupler.table), "frame_prefix": self.p["frame_prefix"],
                 "apply_wrench_service": self.p["apply_wrench_service"]}
         self._lost.pop(name, None)
         with self._lock:
@@ -656,8 +660,11 @@ class RbcNode(ReadOnlyReasons, Node):
             if not res.success:
                 return res
             inst = self.coupler.instance(name)
-            if inst.TYPE_NAME == "CS" and not self.coupler.table.entries(inst.params["torque_var"]):
-                inst.configure({"mode": "service"})  # no external-torque var in the URDF: use the simulator
+            if inst.TYPE_NAME == "CS":  # the tags' external-torque var, or none: then the simulator's service
+                from robot_core.rbc.reachers.contact_simulation import torque_var_in
+
+                torque_var = torque_var_in(self.coupler.table)
+                inst.configure({"mode": "service"} if torque_var is None else {"torque_var": torque_var})
         try:
             node = InstanceNode(inst, self._lock, self.coupler.derived, namespace=self.get_namespace(),
                                 context=self.context, feedback_period=1.0 / self.p["feedback_rate"],
@@ -819,6 +826,19 @@ def main(args: list[str] | None = None) -> int:
     return finish(_run(args))
 
 
+def description_argument(argv: list[str]) -> list[Any]:
+    """``rbc robot.urdf``, as the RBC documentation starts its rbc.py with the robot's file: the one argument
+    left after the ROS arguments becomes ``urdf_path``; StartupError when more are given."""
+    from rclpy.parameter import Parameter
+    from rclpy.utilities import remove_ros_args
+
+    rest = remove_ros_args(list(argv))[1:]
+    if len(rest) > 1:
+        raise StartupError(f"rbc takes at most one argument, the robot's description file; got {len(rest)}: "
+                           f"{clip(' '.join(rest), 200)}")
+    return [Parameter("urdf_path", Parameter.Type.STRING, rest[0])] if rest else []
+
+
 def _run(args: list[str] | None) -> int:
     from robot_core.ros.node_main import SHUTDOWN, NodeStartError, init_rclpy, report_startup_failure, spin_while
 
@@ -832,7 +852,7 @@ def _run(args: list[str] | None) -> int:
     thread: threading.Thread | None = None
     try:
         try:
-            node = RbcNode()
+            node = RbcNode(parameter_overrides=description_argument(sys.argv if args is None else args))
         except StartupError as exc:
             rclpy.logging.get_logger(NODE_NAME).fatal(str(exc))
             return EXIT_CONFIG_ERROR

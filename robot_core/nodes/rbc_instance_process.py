@@ -47,8 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runner = InstanceRunner(load_model(spec), spec, log=log.error)
         inst = runner.inst
-        if inst.TYPE_NAME == "CS" and spec.get("cs_service_mode"):
-            inst.configure({"mode": "service"})
+        if inst.TYPE_NAME == "CS":  # the tags' external-torque var (the rbc node found it), or the service
+            torque_var = spec.get("cs_torque_var")
+            inst.configure({"mode": "service"} if not torque_var else {"torque_var": str(torque_var)})
         node = InstanceNode(inst, runner.lock, runner.derived, namespace=str(spec.get("namespace", "")),
                             feedback_period=float(spec.get("feedback_period", 0.05)),
                             use_sim_time=bool(spec.get("use_sim_time", False)),

@@ -43,7 +43,7 @@ from robot_core.rbc.instance_process import (
 from robot_core.rbc.mixer import Mixer
 from robot_core.rbc.registry import resolve_type, type_names
 from robot_core.rbc.registry import target as type_target
-from robot_core.rbc.shared_table import SharedState, cmd_keys
+from robot_core.rbc.shared_table import SharedOutputs, SharedState, cmd_keys
 from robot_core.rbc.var_table import AggregatedView, VarTable, VarView
 from robot_core.text import clip
 
@@ -99,6 +99,9 @@ class Coupler:
         self._remotes: dict[str, RemoteInstance] = {}
         self._stopping: list[tuple[RemoteInstance, float]] = []  # destroyed, given STOP_GRACE s to exit
         self.shared_state: SharedState | None = None
+        # In-process extenders' shared outputs, copied into blocks of their own each cycle once processes exist,
+        # so processes read them as they read each other's.
+        self._local_blocks: dict[str, SharedOutputs] = {}
         self.lost: list[tuple[str, str]] = []  # (instance, reason) of processes that died; the node drains it
         self.hang_timeout = HANG_TIMEOUT
         self.max_output_age = MAX_OUTPUT_AGE
@@ -132,6 +135,9 @@ class Coupler:
                 self._fail(inst, f"{inst.label()}: update failed: {type(exc).__name__}: {exc}")
                 continue
             self.derived[name] = result.derived
+            block = self._local_blocks.get(name)
+            if block is not None:
+                block.write(0.0, {}, result.derived)
             w = inst.weight if inst.KIND == "reacher" else 0.0
             if w == 0.0:
                 continue
@@ -159,6 +165,8 @@ class Coupler:
                         f"references) or go to zero")
                 self.lost.append((name, text))
                 self.events.append(text)
+                if remote.cls.SHARED_OUTPUTS:
+                    self._announce_inputs()
                 continue
             was_quiet = remote.quiet
             out = remote.contribution(now, self.hang_timeout, self.max_output_age)
@@ -185,10 +193,16 @@ class Coupler:
         self._stopping = keep
 
     def _shared_in_process(self, instance: str, key: str) -> Any:
-        """VarView.shared for in-process instances: the declared outputs of the extender's latest update."""
+        """VarView.shared for in-process instances: the declared outputs of the extender's latest update, or of
+        an extender process's latest step (its outputs block)."""
+        remote = self._remotes.get(instance)
+        if remote is not None and key in remote.cls.SHARED_OUTPUTS:
+            return remote.outputs.shared(key)
         inst = self._instances.get(instance)
         if inst is None or key not in inst.SHARED_OUTPUTS:
-            have = ", ".join(f"{n}.{k}" for n, i in self._instances.items() for k in i.SHARED_OUTPUTS) or "none"
+            have = ", ".join(f"{n}.{k}" for n, i in [*self._instances.items(), *((n, r.cls) for n, r in
+                                                                                    self._remotes.items())]
+                             for k in i.SHARED_OUTPUTS) or "none"
             raise KeyError(f"no shared output '{instance}.{key}' (have: {have})")
         value = self.derived.get(instance, {}).get(key)
         n = inst.SHARED_OUTPUTS[key]
@@ -307,6 +321,8 @@ class Coupler:
         if params:
             inst.configure(params)
         self._instances[name] = inst
+        if cls.SHARED_OUTPUTS and self.shared_state is not None:
+            self._announce_inputs()
         return inst
 
     def _check_free(self, name: str) -> None:
@@ -326,16 +342,36 @@ class Coupler:
         if self.shared_state is None:
             self.shared_state = SharedState(self.table)
             self.shared_state.publish(self._last_now if self._last_now is not None else 0.0)
-        inputs = [{"name": n, "type": r.type_key, "type_target": type_target(r.type_key), "block": r.outputs.name}
-                  for n, r in self._remotes.items() if r.cls.SHARED_OUTPUTS]
         full = dict(spec or {}, type=type_name, type_target=type_target(type_name), name=name,
                     state_block=self.shared_state.name, position_vars=dict(self.context.position_vars),
                     stale_timeout=self.table.stale_timeout,
-                    joint_state_match=self.table.joint_state_match, shared_inputs=inputs)
+                    joint_state_match=self.table.joint_state_match, shared_inputs=self._inputs())
         remote = spawn(argv, full, name, cls, cmd_keys(self.table), env)
         remote.type_key = type_name
         self._remotes[name] = remote
+        if cls.SHARED_OUTPUTS:
+            self._announce_inputs()
         return remote
+
+    def _inputs(self) -> list[dict[str, Any]]:
+        """Every extender's shared-output block (processes' own blocks; in-process extenders' copies, made here
+        when missing): what an instance process may read."""
+        for n, inst in self._instances.items():
+            if inst.SHARED_OUTPUTS and n not in self._local_blocks:
+                self._local_blocks[n] = SharedOutputs(cmd_keys(self.table), inst.SHARED_OUTPUTS)
+        out = [{"name": n, "type": r.type_key, "type_target": type_target(r.type_key), "block": r.outputs.name}
+               for n, r in self._remotes.items() if r.cls.SHARED_OUTPUTS]
+        out += [{"name": n, "type": self._instances[n].TYPE_NAME,
+                 "type_target": type_target(self._instances[n].TYPE_NAME), "block": b.name}
+                for n, b in self._local_blocks.items()]
+        return out
+
+    def _announce_inputs(self) -> None:
+        """Send every instance process the current list of readable blocks (an extender came or went)."""
+        inputs = self._inputs()
+        for remote in self._remotes.values():
+            if remote.goals is not None:
+                remote.goals.announce_inputs(inputs)
 
     def stopping(self) -> list[str]:
         """Names of destroyed instance processes that have not exited yet."""
@@ -362,12 +398,18 @@ class Coupler:
             remote.stop()
             self._stopping.append((remote, (self._last_now or 0.0) + STOP_GRACE))
             self.derived.pop(name, None)
+            if remote.cls.SHARED_OUTPUTS:
+                self._announce_inputs()
             return
         inst = self._instances.pop(name, None)
         if inst is None:
             raise KeyError(f"no instance named '{clip(name)}'")
         inst.cancel()
         self.derived.pop(name, None)
+        block = self._local_blocks.pop(name, None)
+        if block is not None:
+            self._announce_inputs()
+            block.close()
 
     def close(self) -> None:
         """End every instance process (end of file, then SIGKILL after STOP_GRACE s) and free the blocks."""
@@ -380,6 +422,9 @@ class Coupler:
             remote.kill()
             remote.close()
         self._stopping = []
+        for block in self._local_blocks.values():
+            block.close()
+        self._local_blocks = {}
         if self.shared_state is not None:
             self.shared_state.close()
             self.shared_state = None

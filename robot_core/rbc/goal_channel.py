@@ -9,7 +9,9 @@ The process keeps the instance (goals start, run and end there, between two step
 ``status``, ``cancel``, ``label``). They talk over a socket pair, one JSON object per line:
 
 * coupler -> process: ``{"op": "goal", "req": n, "goal": {"cls": "module:Class", "fields": {...}}}`` (a core goal
-  dataclass such as JointGoal), ``{"op": "cancel", "gid": g}``;
+  dataclass such as JointGoal), ``{"op": "cancel", "gid": g}``; ``{"op": "inputs", "inputs": [...]}``: the
+  shared-output blocks the process may read now (robot_core.rbc.shared_table), sent whenever an extender with
+  shared outputs comes or goes, so a process also reads extenders created after it;
 * process -> coupler: ``{"op": "reply", "req": n, "gid": g}`` or ``{"op": "reply", "req": n, "error": "..."}``
   (the goal's start, or why it was rejected); ``{"op": "status", "gid": g, "state": ..., "message": ...,
   "feedback": {...}, "result": {...}}`` after a step when the goal's state changed, and at most once per
@@ -193,6 +195,10 @@ class GoalProxy:
                                       feedback=st.feedback, result=st.result)
             return self._status
 
+    def announce_inputs(self, inputs: list[dict[str, Any]]) -> bool:
+        """Tell the process which shared-output blocks it may read now (all of them, not a change)."""
+        return self._lines.send({"op": "inputs", "inputs": inputs})
+
     def cancel(self) -> None:
         """Cancel the running goal in the process (the local status says canceled at once)."""
         with self._cond:
@@ -214,11 +220,14 @@ class GoalProxy:
 class GoalHost:
     """The process's side: starts and cancels goals of its instance on the coupler's request, between steps,
     and sends the goal's status after each step (``after_step``). ``on_reject`` gets every rejection's reason
-    (the process's ``~/status`` shows the latest)."""
+    (the process's ``~/status`` shows the latest); ``on_inputs`` every announcement of readable shared-output
+    blocks."""
 
     def __init__(self, sock: socket.socket, inst: RbcInstance, lock: threading.Lock, feedback_period: float = 0.05,
-                 on_reject: Callable[[str], None] = lambda reason: None):
+                 on_reject: Callable[[str], None] = lambda reason: None,
+                 on_inputs: Callable[[list[dict[str, Any]]], None] = lambda inputs: None):
         self.sock = sock
+        self.on_inputs = on_inputs
         self.inst = inst
         self.lock = lock
         self.feedback_period = feedback_period
@@ -243,6 +252,8 @@ class GoalHost:
                 with self.lock:
                     if self.inst.status().goal_id == int(m["gid"]):
                         self.inst.cancel()
+            elif m.get("op") == "inputs":
+                self.on_inputs(list(m["inputs"]))
         self.after_step(force=True)
         return True
 

@@ -176,6 +176,7 @@ class InstanceRunner:
     def __init__(self, model: RobotModel, spec: Mapping[str, Any],
                  log: Callable[[str], None] = lambda text: None):
         self.spec = spec
+        self.log = log
         self.table = VarTable(model, stale_timeout=float(spec.get("stale_timeout", 0.5)),
                               joint_state_match=str(spec.get("joint_state_match", "auto")))
         self.context = RateContext(model, self.table, dict(spec.get("position_vars", {"q_ref": "q"})))
@@ -187,26 +188,41 @@ class InstanceRunner:
         self.outputs = SharedOutputs(cmd_keys(self.table), cls.SHARED_OUTPUTS, name=str(spec["outputs_block"]),
                                      create=False, untrack=True)
         self.inputs: dict[str, SharedOutputs] = {}
-        for other in spec.get("shared_inputs", []):
-            other_cls = _resolve(other)
-            self.inputs[str(other["name"])] = SharedOutputs(cmd_keys(self.table), other_cls.SHARED_OUTPUTS,
-                                                            name=str(other["block"]), create=False,
-                                                            untrack=True)
+        self._input_blocks: dict[str, str] = {}  # instance -> its block's name
+        self.set_inputs(list(spec.get("shared_inputs", [])))
         self.view = VarView(self.table, shared=self.shared_output)
         self.lock = threading.Lock()
         self.derived: dict[str, Any] = {}  # name -> latest derived data (the ROS node's status shows it)
-        self.log = log
         self._last_now: float | None = None
         fd = spec.get("goal_fd")
         self.goals = None if fd is None else GoalHost(socket.socket(fileno=int(fd)), self.inst, self.lock,
-                                                      float(spec.get("feedback_period", 0.05)))
+                                                      float(spec.get("feedback_period", 0.05)),
+                                                      on_inputs=self.set_inputs)
+
+    def set_inputs(self, inputs: list[dict[str, Any]]) -> None:
+        """Read these extenders' shared-output blocks from now on (the coupler's whole list: at the start, then
+        whenever one comes or goes); blocks no longer listed are let go. Runs in the stepping thread."""
+        wanted = {str(o["name"]): o for o in inputs if str(o["name"]) != self.inst.name}
+        for name in [n for n in self.inputs if self._input_blocks[n] != str(wanted.get(n, {}).get("block"))]:
+            with contextlib.suppress(Exception):
+                self.inputs.pop(name).close()
+            del self._input_blocks[name]
+        for name, other in wanted.items():
+            if name in self.inputs:
+                continue
+            try:
+                block = SharedOutputs(cmd_keys(self.table), _resolve(other).SHARED_OUTPUTS, name=str(other["block"]),
+                                      create=False, untrack=True)
+            except (OSError, KeyError, ValueError) as exc:  # gone again before we attached: the next list says so
+                self.log(f"{self.inst.label()}: cannot read the shared outputs of '{name}': {exc}")
+                continue
+            self.inputs[name], self._input_blocks[name] = block, str(other["block"])
 
     def shared_output(self, instance: str, key: str) -> np.ndarray:
         """An extender's shared output; KeyError naming the instances this process can read."""
         block = self.inputs.get(instance)
         if block is None:
-            raise KeyError(f"no shared outputs of '{instance}' here (readable: {', '.join(self.inputs) or 'none'}; "
-                           f"only extenders created before this instance)")
+            raise KeyError(f"no shared outputs of '{instance}' here (readable: {', '.join(self.inputs) or 'none'})")
         return block.shared(key)
 
     def step(self) -> UpdateResult:

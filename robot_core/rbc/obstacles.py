@@ -14,7 +14,8 @@ the *linear* part of the field at the end link's origin (the point the reacher b
 
 So a point that starts outside ``clearance`` never moves towards an obstacle once it is that close: in the
 continuous field its clearance cannot fall below ``clearance``. The VectorField guards its end link's origin so,
-and the origins of its ``obstacle_links`` by a constraint of the same shape on their velocities
+and the bodies of its ``obstacle_links`` (capsules, robot_core.rbc.link_capsules; ``segment_clearance`` measures
+them at the segment's point nearest to the obstacle) by a constraint of the same shape on that point's velocity
 (robot_core.rbc.reachers.vector_field). Where the goal lies within an obstacle's clearance the goal is refused:
 it cannot be reached.
 ROS-free and numpy only.
@@ -44,6 +45,13 @@ class Sphere:
         normal = d / dist if dist > 1e-12 else np.array([0.0, 0.0, 1.0])
         return dist - self.radius, normal
 
+    def nearest_on_segment(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The point of segment ``a``-``b`` closest to the center."""
+        ab = b - a
+        length2 = float(ab @ ab)
+        t = 0.0 if length2 < 1e-18 else min(1.0, max(0.0, float((self.center - a) @ ab) / length2))
+        return a + t * ab
+
 
 @dataclass(frozen=True)
 class Plane:
@@ -53,8 +61,24 @@ class Plane:
     def clearance(self, p: np.ndarray) -> tuple[float, np.ndarray]:
         return float(self.normal @ p) - self.offset, self.normal
 
+    def nearest_on_segment(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The point of segment ``a``-``b`` deepest towards the plane (its middle when both ends are as deep)."""
+        da, db = float(self.normal @ a), float(self.normal @ b)
+        if abs(da - db) < 1e-12:
+            return (a + b) / 2.0
+        return a if da < db else b
+
 
 Obstacle = Sphere | Plane
+
+
+def segment_clearance(obs: Obstacle, a: np.ndarray, b: np.ndarray, radius: float = 0.0
+                      ) -> tuple[float, np.ndarray, np.ndarray]:
+    """Clearance of the capsule ``a``-``b`` of ``radius`` from ``obs``: (distance between the two surfaces,
+    outward unit normal, the segment's point nearest to the obstacle, where a push acts)."""
+    p = obs.nearest_on_segment(a, b)
+    s, normal = obs.clearance(p)
+    return s - radius, normal, p
 
 
 def spheres_from_list(values: Sequence[float]) -> list[Sphere]:

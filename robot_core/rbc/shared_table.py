@@ -15,7 +15,9 @@ resource tracker does not unlink them when it exits.
   Rates are what a reacher computes, joint velocities or torques: the coupler, not the process, turns a rate
   into a position increment with its own cycle time, so a process that is one cycle late still moves the
   robot at the speed it asked for. The shared outputs are an extender's declared results
-  (``RbcInstance.SHARED_OUTPUTS``, e.g. TouchContact's ``wrench``), readable by instances created after it.
+  (``RbcInstance.SHARED_OUTPUTS``, e.g. TouchContact's ``wrench``), readable by every other instance: the
+  coupler names the blocks in a process's start spec and announces later ones over its goal channel; an
+  in-process extender gets such a block too, filled by the coupler, once processes exist.
 ROS-free.
 """
 

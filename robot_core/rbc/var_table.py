@@ -190,6 +190,13 @@ class VarTable:
             self._by_var.setdefault(e.name, []).append(e)
         self._joint_order = [j for j in joint_order if j in self._entries] + [
             j for j in self._entries if j not in order]
+        if model is not None and self._entries:
+            # The RBC documentation: "in general, all joints that are not fixed should have the rbc tag".
+            untagged = [j.name for j in model.joints.values()
+                        if j.is_movable and j.mimic is None and j.name not in self._entries]
+            if untagged:
+                self.warnings.append(f"{model.source_file or model.name}: movable joints without <rbc> tags (the "
+                                     f"RBC neither reads nor moves them): {', '.join(untagged)}")
 
     @staticmethod
     def _make_entry(node: RbcNode, var: RbcVar, problems: list[str]) -> VarEntry | None:

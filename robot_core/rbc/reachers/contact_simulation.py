@@ -32,6 +32,18 @@ from robot_core.rbc.instance import ACTIVE, SUCCEEDED, ParamSpec, UpdateResult
 from robot_core.rbc.reachers.reacher import WEIGHT, Reacher
 from robot_core.rbc.var_table import VarView
 
+# Names an external-torque cmd var has in the tags: ours, then the RBC documentation's ("ext_sim_torques").
+TORQUE_VARS = ("tau_ext", "ext_sim_torques")
+
+
+def torque_var_in(table: Any) -> str | None:
+    """The first of TORQUE_VARS the var table has as a cmd var (a new CS writes it), or None (the simulator's
+    apply-wrench service is then the way)."""
+    for var in TORQUE_VARS:
+        if any(e.kind == "cmd" for e in table.entries(var)):
+            return var
+    return None
+
 
 @dataclass
 class ContactGoal:

@@ -14,8 +14,10 @@ Poses are in the ``base_link`` frame (goal position + quaternion x, y, z, w as i
 is every movable joint from ``base_link`` down to ``end_link``, found by walking the tree.
 
 Obstacles (spheres and planes in ``base_link``, parameters ``obstacle_spheres`` / ``obstacle_planes``) bend the
-linear part of the field around them (robot_core.rbc.obstacles); the origins of ``obstacle_links`` (e.g. the
-elbow) keep out of them too, the end link's field then followed in the freedom left (``_guard_links``).
+linear part of the field around them (robot_core.rbc.obstacles); the bodies of ``obstacle_links`` (e.g. the
+forearm: capsules bounding its collision shapes, or the segment to the next link's origin,
+robot_core.rbc.link_capsules) keep out of them too, the end link's field then followed in the freedom left
+(``_guard_links``).
 A goal's precision is either the length of the error (``linear_precision`` / ``angular_precision``) or, when
 ``linear_tolerance`` / ``angular_tolerance`` are given, a bound per base_link axis; a timeout of ``math.inf``
 means none.
@@ -31,7 +33,15 @@ import numpy as np
 
 from robot_core.rbc.errors import RbcGoalError
 from robot_core.rbc.instance import ABORTED, ACTIVE, SUCCEEDED, ParamSpec, UpdateResult
-from robot_core.rbc.obstacles import Obstacle, avoid, blocked_goal, planes_from_list, spheres_from_list
+from robot_core.rbc.link_capsules import Capsule, link_capsules
+from robot_core.rbc.obstacles import (
+    Obstacle,
+    avoid,
+    blocked_goal,
+    planes_from_list,
+    segment_clearance,
+    spheres_from_list,
+)
 from robot_core.rbc.reachers.reacher import WEIGHT, Reacher
 from robot_core.rbc.rotations import matrix_to_quat_xyzw, orientation_error, quat_xyzw_to_matrix
 from robot_core.rbc.var_table import VarView
@@ -110,8 +120,9 @@ class VectorField(Reacher):
                   minimum=0.0),
         ParamSpec("obstacle_influence", "float", 0.1, "distance to an obstacle's surface below which the field "
                   "bends around it (m)", minimum=0.0),
-        ParamSpec("obstacle_links", "str_list", [], "more links whose origins keep out of the obstacles (links "
-                  "moved by the first joints of the chain, e.g. the elbow's; the end link always does)"),
+        ParamSpec("obstacle_links", "str_list", [], "more links whose bodies keep out of the obstacles (capsules "
+                  "around their collision shapes, else the segment to the next link's origin; links moved by the "
+                  "first joints of the chain, e.g. the forearm; the end link's origin always does)"),
     )
 
     TOPIC_PARAMS = ("obstacle_spheres", "obstacle_planes")
@@ -135,7 +146,8 @@ class VectorField(Reacher):
         self.last_error_vector = np.full(6, math.nan)
         self._lin_tol: np.ndarray | None = None
         self._ang_tol: np.ndarray | None = None
-        self._guards: list[tuple[str, Any, int]] = []  # (obstacle link, its chain, its number of joints)
+        # (obstacle link, its chain, its number of joints, its body's capsules in its frame)
+        self._guards: list[tuple[str, Any, int, list[Capsule]]] = []
 
     # --- parameters -----------------------------------------------------------------------------
     def _base(self, staged: dict[str, Any]) -> str:
@@ -209,8 +221,10 @@ class VectorField(Reacher):
         if self._guards or not self.params["obstacle_links"]:
             return
         base = self._base(self.params)
-        self._guards = [(link, self.context.chain(base, link), n) for link, n in
-                        zip(self.params["obstacle_links"], self._guarded_joints(self.params), strict=True)]
+        chain_links = list(self._chain.link_names)
+        self._guards = [(link, self.context.chain(base, link), n, link_capsules(self.context.model, link, chain_links))
+                        for link, n in zip(self.params["obstacle_links"], self._guarded_joints(self.params),
+                                           strict=True)]
 
     @property
     def joints(self) -> list[str]:
@@ -319,33 +333,40 @@ class VectorField(Reacher):
 
     def _guard_links(self, q: np.ndarray, qdot: np.ndarray, jac: np.ndarray, xdot: np.ndarray,
                      weights: np.ndarray, lam: float) -> np.ndarray:
-        """Joint velocities that keep each obstacle link's origin out of the obstacles, the end link's task done
+        """Joint velocities that keep each obstacle link's body out of the obstacles, the end link's task done
         in what freedom is left (a 7-joint arm moves its elbow around a sphere and still reaches the goal).
 
-        For each obstacle link within ``obstacle_influence`` of a surface and heading into it, its velocity along
-        the surface normal ``n`` becomes a constraint ``g . qdot = d`` with ``g = J_link^T n``: the inward speed
-        scaled down by ``(influence - s) / (influence - clearance)`` (to zero at the clearance), plus the push
-        out below the clearance. The end link's twist is then met in the constraints' null space."""
+        Each body is a set of capsules (robot_core.rbc.link_capsules). For each capsule within
+        ``obstacle_influence`` of a surface whose nearest point heads into it, that point's velocity along the
+        surface normal ``n`` becomes a constraint ``g . qdot = d`` with ``g = J_point^T n`` (``J_point`` the
+        link's Jacobian moved to the point): the inward speed scaled down by
+        ``(influence - s) / (influence - clearance)`` (to zero at the clearance), plus the push out below the
+        clearance. The end link's twist is then met in the constraints' null space."""
         self._ensure_guards()
         clearance, influence = self.params["obstacle_clearance"], self.params["obstacle_influence"]
         influence = max(influence, clearance + 1e-6)
         rows, wanted = [], []
-        for _link, chain, n in self._guards:
-            p = chain.forward_kinematics(q[:n])[:3, 3]
-            jl = np.asarray(chain.jacobian(q[:n]), dtype=float)[:3]
-            for obs in self._obstacles:
-                s, normal = obs.clearance(p)
-                if s >= influence:
-                    continue
-                g = np.zeros(len(q))
-                g[:n] = jl.T @ normal
-                inward = float(g @ qdot)
-                push = 2.0 * (clearance - s) if s < clearance else 0.0
-                if inward >= push:
-                    continue
-                a = min(1.0, max(0.0, (influence - s) / (influence - clearance)))
-                rows.append(g)
-                wanted.append((1.0 - a) * inward + push)
+        for _link, chain, n, capsules in self._guards:
+            t = chain.forward_kinematics(q[:n])
+            r, o = t[:3, :3], t[:3, 3]
+            jl = np.asarray(chain.jacobian(q[:n]), dtype=float)
+            for cap in capsules:
+                a, b = o + r @ cap.a, o + r @ cap.b
+                for obs in self._obstacles:
+                    s, normal, p = segment_clearance(obs, a, b, cap.radius)
+                    if s >= influence:
+                        continue
+                    arm = p - o  # v_p = v_o + w x arm
+                    j_point = jl[:3] - np.cross(arm, jl[3:].T).T
+                    g = np.zeros(len(q))
+                    g[:n] = j_point.T @ normal
+                    inward = float(g @ qdot)
+                    push = 2.0 * (clearance - s) if s < clearance else 0.0
+                    if inward >= push:
+                        continue
+                    a_fade = min(1.0, max(0.0, (influence - s) / (influence - clearance)))
+                    rows.append(g)
+                    wanted.append((1.0 - a_fade) * inward + push)
         if not rows:
             return qdot
         gm = np.array(rows)
