@@ -149,6 +149,37 @@ def test_sigkill_mid_goal_drops_the_reacher_within_a_cycle_and_the_other_keeps_g
     assert hold < 0.1, "the robot did not hold within 100 ms of the kill"
 
 
+def test_a_process_stopped_mid_write_of_its_outputs_holds_its_joint_and_never_stalls_the_coupler(rig):
+    """A process preempted, stopped or killed between the two halves of its output write leaves the block odd:
+    the coupler neither waits on it (its cycle stays short) nor fails; the joint holds, the process is reported
+    quiet, and it counts again once it writes."""
+    a = rig.create("JR", "JRa", params={"joints": ["joint1"], "max_velocity": 0.2},
+                   goal={"positions": {"joint1": 1.0}, "timeout": 60.0})
+    rig.run_until(lambda: a.ready, 60, "the JR process to be ready")
+    rig.run_until(lambda: rig.q["joint1"] > 0.05, 30, "joint1 moving")
+    os.kill(a.pid, signal.SIGSTOP)
+    try:
+        seq = a.outputs.vector._seq
+        seq[0] += 1  # as if stopped mid-write
+        assert not a.ready
+        held, slowest = None, 0.0
+        quiet_until = time.monotonic() + 0.5
+        while time.monotonic() < quiet_until:
+            t0 = time.monotonic()
+            rig.cycle()  # raises if the torn read escapes
+            slowest = max(slowest, time.monotonic() - t0)
+            if held is None:
+                held = rig.q["joint1"]
+            time.sleep(0.01)
+        assert rig.q["joint1"] == held and a.quiet
+        assert slowest < 0.25, f"a coupler cycle took {slowest:.3f} s waiting on the stopped writer"
+        assert rig.coupler.l2_ctrl("list_re").names == ["JRa"]
+        seq[0] += 1  # the write completes
+    finally:
+        os.kill(a.pid, signal.SIGCONT)
+    rig.run_until(lambda: rig.q["joint1"] > held + 0.02, 30, "joint1 moving again once the process steps")
+
+
 def test_goals_over_the_channel_start_run_and_abort_naming_the_signal_when_the_process_is_killed(rig):
     """The coupler's side of a process's goals (GoalProxy): a bad goal is rejected with the process's reason, a
     good one runs there and its status comes back; SIGKILL mid-goal turns it ABORTED naming process and signal."""

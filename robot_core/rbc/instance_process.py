@@ -45,8 +45,10 @@ from robot_core.rbc.goal_channel import GoalHost, GoalProxy
 from robot_core.rbc.instance import ABORTED, ACTIVE, RbcInstance, UpdateResult
 from robot_core.rbc.registry import register, resolve_type
 from robot_core.rbc.shared_table import SharedOutputs, SharedState, cmd_keys
+from robot_core.rbc.shared_vector import TornReadError
 from robot_core.rbc.var_table import VarTable, VarView
 
+TORN_READ_WAIT = 0.002  # s the coupler waits for a process caught mid-write of its outputs before going on
 HANG_TIMEOUT = 0.25  # s without a step after which a process is reported quiet
 MAX_OUTPUT_AGE = 0.05  # s an output is used for without a newer step: then the robot holds (a killed process
 # stops stepping at once, but the kernel may take a while to finish it where the coupler can see it exited)
@@ -95,7 +97,16 @@ class RemoteInstance:
     @property
     def ready(self) -> bool:
         """The process has set itself up (its ROS node exists) and stepped at least once."""
-        return self.outputs.read()[0] >= 1
+        out = self._read_outputs()
+        return out is not None and out[0] >= 1
+
+    def _read_outputs(self) -> tuple[int, float, np.ndarray] | None:
+        """The latest outputs, or None while the process is caught mid-write (preempted, stopped, or killed
+        there): the coupler's cycle must not wait on it, and no new step counts as none."""
+        try:
+            return self.outputs.read(timeout=TORN_READ_WAIT)
+        except TornReadError:
+            return None
 
     def exit_reason(self) -> str | None:
         code = self.proc.poll()
@@ -111,7 +122,8 @@ class RemoteInstance:
     def contribution(self, now: float, hang_timeout: float = HANG_TIMEOUT,
                      max_age: float = MAX_OUTPUT_AGE) -> tuple[float, np.ndarray] | None:
         """(weight, rates) of the latest step, or None when it is older than ``max_age`` s or not ready."""
-        beat, weight, rates = self.outputs.read()
+        out = self._read_outputs()
+        beat, weight, rates = out if out is not None else (self._last_beat, math.nan, None)
         if beat < 1:  # still starting up
             self._beat_time = now
             return None
@@ -119,7 +131,7 @@ class RemoteInstance:
             self._last_beat, self._beat_time, self.quiet = beat, now, False
         elif now - self._beat_time > hang_timeout:
             self.quiet = True
-        if self.quiet or now - self._beat_time > max_age:
+        if self.quiet or now - self._beat_time > max_age or rates is None:
             return None
         return weight, rates
 

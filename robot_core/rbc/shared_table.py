@@ -124,9 +124,10 @@ class SharedOutputs:
                     buf[base + off:base + off + n] = value
         self.vector.write(buf)
 
-    def read(self) -> tuple[int, float, np.ndarray]:
-        """(beat, weight, rates); the rates array is reused by the next read."""
-        buf = self.vector.read(self._buf)
+    def read(self, timeout: float = 1.0) -> tuple[int, float, np.ndarray]:
+        """(beat, weight, rates); the rates array is reused by the next read. TornReadError after ``timeout`` s
+        of the writer caught mid-write."""
+        buf = self.vector.read(self._buf, timeout)
         return int(buf[0]), float(buf[1]), buf[OUTPUT_HEADER:OUTPUT_HEADER + len(self.cmd_keys)]
 
     def shared(self, key: str) -> np.ndarray:
