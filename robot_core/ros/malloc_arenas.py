@@ -3,7 +3,7 @@
 glibc gives each thread that allocates an arena of its own, up to 8 per CPU. A node process has some 25 threads
 (the middleware's, the executor's, the control loop), so it ends up with 16 arenas on a 2-CPU machine, each
 keeping the pages its freed blocks leave behind. Under the steady load of bench/soak.py the controller manager's
-RSS then kept rising after the warm-up by ~19-21 kB/min; with two arenas by ~6-7 kB/min, in steps of a few pages
+RSS then kept rising after the warm-up by ~19-21 kB/min; with two arenas by ~6-9 kB/min, in steps of a few pages
 (doc/benchmarks.md has the runs), and ended 0.8-0.9 MB smaller.
 
 :func:`cap_malloc_arenas` sets the cap with ``mallopt(M_ARENA_MAX, n)`` (through ctypes, no new dependency); the
