@@ -16,7 +16,13 @@ subscription in this process: its slope is what "no growth" looks like for rclpy
 The table gives RSS per minute, then the least-squares slope (kB/min) of the samples of the first 2 minutes
 (warm-up) and of the rest. A leak shows as a slope after warm-up clearly above the anchor's.
 
-Run: ``.venv/bin/python bench/soak.py [--minutes 10] [--goal-period 3]``.
+At the end it also prints, per process, its thread count and its malloc arenas (the 64 MB-reserved anonymous
+regions glibc maps for threads' arenas, counted from ``/proc/<pid>/maps``) at the first and the last sample:
+what the growth is made of. ``--node-env KEY=VALUE`` (repeatable) sets an environment variable in the node
+processes only (not the anchor), e.g. ``MALLOC_ARENA_MAX=0`` to undo the nodes' own arena cap
+(:mod:`robot_core.ros.malloc_arenas`) for a comparison.
+
+Run: ``.venv/bin/python bench/soak.py [--minutes 10] [--goal-period 3] [--node-env KEY=VALUE ...]``.
 """
 
 from __future__ import annotations
@@ -95,6 +101,40 @@ def rss_kb(pid: int) -> int | None:
     except (OSError, ValueError):
         return None
     return None
+
+
+def threads(pid: int) -> int | None:
+    """Number of threads of a live process; None once it has gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+ARENA_RESERVE = 64 * 1024 * 1024  # glibc's HEAP_MAX_SIZE on 64-bit: each thread arena reserves this much
+
+
+def malloc_arenas(pid: int) -> int | None:
+    """glibc thread arenas of a live process: anonymous mappings aligned to, and within, one 64 MB reservation
+    (the arena's used part is rw-p, the rest ---p; both parts start a region aligned to 64 MB only for an arena).
+
+    The main arena lives in [heap] and is not counted. None once the process has gone."""
+    try:
+        text = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return None
+    count = 0
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) != 5:  # anonymous mappings have no path
+            continue
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        if start % ARENA_RESERVE == 0 and end - start <= ARENA_RESERVE and fields[1].startswith("rw"):
+            count += 1
+    return count
 
 
 def slope_kb_per_min(t: list[float], rss: list[int]) -> float | None:
@@ -239,7 +279,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="soak duration after the graph is up")
     parser.add_argument("--goal-period", type=float, default=3.0, help="seconds between FollowJointTrajectory goals")
+    parser.add_argument("--node-env", action="append", default=[], metavar="KEY=VALUE",
+                        help="environment variable for the node processes (not the anchor); repeatable")
     args = parser.parse_args()
+    node_env: dict[str, str] = {}
+    for item in args.node_env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            parser.error(f"--node-env {item!r}: expected KEY=VALUE")
+        node_env[key] = value
     domain = isolate_ros()
     sys.path.insert(0, str(REPO))
     from robot_core.bringup.plan import BringupOptions, make_plan
@@ -252,13 +300,19 @@ def main() -> int:
     print(f"  machine: {os.cpu_count()} CPUs, load average {load0:.2f} at start; ROS domain {domain}; "
           f"{args.minutes:g} min, a goal every {args.goal_period:g} s, list_controllers every 1 s, "
           f"RSS every {SAMPLE_PERIOD:g} s", flush=True)
+    if node_env:
+        print(f"  node environment: {' '.join(f'{k}={v}' for k, v in node_env.items())}", flush=True)
     log_dir = Path(tempfile.mkdtemp(prefix="soak_logs_"))
     bringup = Bringup(plan, log_dir=log_dir, ready_timeout=180.0)
     client: Client | None = None
     samples: dict[str, list[tuple[float, int]]] = {}
     lost: list[str] = []
+    structure: dict[str, list[tuple[int | None, int | None]]] = {}  # name -> (threads, arenas) first, last
+    bare_env = dict(bringup.supervisor.env)
     try:
+        bringup.supervisor.env.update(node_env)
         report = bringup.start()
+        bringup.supervisor.env = bare_env  # the anchor stays a bare rclpy process
         anchor = bringup.supervisor.start("rss_anchor", [sys.executable, "-c", ANCHOR_NODE])
         deadline = time.monotonic() + 60.0
         while "anchor ready" not in anchor.output():
@@ -283,6 +337,9 @@ def main() -> int:
                         lost.append(name)
                 else:
                     samples[name].append((now - t0, value))
+                    shape = (threads(pid), malloc_arenas(pid))
+                    if None not in shape:
+                        structure.setdefault(name, [shape])[1:] = [shape]
             if lost or now >= end:
                 break
             k += 1
@@ -324,6 +381,10 @@ def main() -> int:
             versus = f" {slopes[n][1] - anchor_late:>+10.1f}"
         print(f"{n:<30} {cells[0]} {cells[1]} {len(samples[n]):>8}{versus}")
     print()
+    for n in names:
+        if n in structure:
+            (t_first, a_first), (t_last, a_last) = structure[n][0], structure[n][-1]
+            print(f"  {n}: threads {t_first} -> {t_last}, malloc arena heaps {a_first} -> {a_last}")
     print(f"  load: goals {counts.get('goals_ok', 0)}/{counts.get('goals', 0)} succeeded, list_controllers "
           f"{counts.get('lists_ok', 0)}/{counts.get('lists', 0)} answered, {anchor_msgs} anchor messages read; "
           f"load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end")

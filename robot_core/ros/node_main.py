@@ -10,6 +10,7 @@ default handlers turn each one into a KeyboardInterrupt wherever the main thread
 * :func:`guard_start_up` (called when ``robot_core.nodes`` is imported) installs these handlers as soon as a
   node console script starts, before the second-long imports, and unblocks the signals a supervisor may
   have held back (see :mod:`robot_core.bringup.supervisor`), so a signal during start-up is recorded, not raised.
+  Being first, it also caps glibc's malloc arenas before any thread exists (:mod:`robot_core.ros.malloc_arenas`).
 * :func:`run_node` is the common main loop: build the node, spin it in a thread, wait for the request,
   stop, join, shut rclpy down. :func:`finish` ends a node script with ``os._exit`` after that clean
   shutdown: the middleware's C++ static destructors otherwise run at interpreter exit while one of its
@@ -33,6 +34,8 @@ from typing import Any
 # Console scripts (and ros2 run executables) whose process is one robot_core node.
 NODE_SCRIPTS = frozenset({"simulator", "controller_manager", "ros2_control_node", "rbc", "spawner", "unspawner"})
 SHUTDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# What guard_start_up did about glibc's malloc arenas (robot_core.ros.malloc_arenas); None outside node scripts.
+MALLOC_CAP: str | None = None
 
 
 class ShutdownRequest:
@@ -80,9 +83,15 @@ def is_node_script() -> bool:
 
 
 def guard_start_up() -> None:
-    """Install the shutdown handlers early in a node script (a no-op in any other program, e.g. pytest)."""
+    """Install the shutdown handlers early in a node script (a no-op in any other program, e.g. pytest), and cap
+    its malloc arenas while it has no other thread yet (robot_core.ros.malloc_arenas: RSS creep otherwise)."""
+    global MALLOC_CAP
     if not is_node_script():
         return
+    if MALLOC_CAP is None:
+        from robot_core.ros.malloc_arenas import cap_malloc_arenas
+
+        MALLOC_CAP = cap_malloc_arenas()
     SHUTDOWN.install()
     # No node renders, but `import mujoco` loads its default GL backend (glfw), whose import runs a
     # `python -c` probe in our process group: a Ctrl-C at that moment printed that child's traceback.
