@@ -100,8 +100,11 @@ class Ros2ControlManagerLike:
             required = list(c.required_command_interfaces)
             for link in c.chain_connections:  # fixChainedControllers
                 required += list(by_name[link.name].reference_interfaces)
-            infos[c.name] = ControllerInfo(c.name, c.type, c.state == "active", [joint_of(r) for r in required],
-                                           [joint_of(r) for r in c.claimed_interfaces],
+            # each joint once, in the order of its first interface: a JTC that claims position and velocity names
+            # every joint twice in its interfaces (MoveIt keeps the joint names unique)
+            infos[c.name] = ControllerInfo(c.name, c.type, c.state == "active",
+                                           list(dict.fromkeys(joint_of(r) for r in required)),
+                                           list(dict.fromkeys(joint_of(r) for r in c.claimed_interfaces)),
                                            [link.name for link in c.chain_connections])
         self.active = {n: i for n, i in infos.items() if i.active}
         self.managed = {self.abs_name(n): i for n, i in infos.items() if i.type in self.handle_types}

@@ -31,6 +31,7 @@ def test_two_namespaced_arms_follow_goals_at_the_same_time(ros, processes):
     procs = {}
     for ns in ROBOTS:
         procs[ns] = NodeProcess.console_script("robot-core", "bringup", "--namespace", ns, "--headless",
+                                               "--ready-timeout", "230",
                                                env={MARKER_ENV: marker}, cwd=REPO)
         processes.append(procs[ns])
     for proc in procs.values():

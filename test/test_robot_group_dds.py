@@ -48,6 +48,7 @@ def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processe
 
     marker = f"test-robot-group-{uuid.uuid4().hex}"
     bringup = NodeProcess.console_script("robot-core", "bringup", "--robots", str(_files(tmp_path)), "--headless",
+                                         "--ready-timeout", "230",
                                          env={MARKER_ENV: marker}, cwd=REPO)
     processes.append(bringup)
     bringup.wait_for_output(READY_PREFIX, timeout=240)

@@ -457,7 +457,7 @@ def run_cli(args: argparse.Namespace) -> int:
 
     bringup = Bringup(plans, sink=None if args.quiet else echo, log_dir=Path(args.log_dir) if args.log_dir else None,
                       ready_timeout=args.ready_timeout, stop=stop, progress=progress)
-    code = 0
+    code, failure = 0, ""
     recorder = None
     if getattr(args, "record", None):
         from robot_core.nodes.child_process import RecorderProcess
@@ -495,6 +495,7 @@ def run_cli(args: argparse.Namespace) -> int:
         pass
     except (BringupError, BringupConfigError, OSError) as exc:
         progress(f"FAILED: {exc}")
+        failure = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         code = 1
     finally:
         if received:
@@ -505,6 +506,8 @@ def run_cli(args: argparse.Namespace) -> int:
             viewer.stop()
         codes = bringup.stop()
         progress("stopped (" + ", ".join(f"{n}: {c}" for n, c in codes.items()) + ")")
+        if failure:  # again last, where a reader of the output's tail looks (the children's logs came after it)
+            progress(f"FAILED: {failure}")
         for s, handler in old.items():
             signal.signal(s, handler)
     return code

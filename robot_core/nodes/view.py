@@ -562,7 +562,7 @@ def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1"
         return 2
     context = Context()
     rclpy.init(context=context)
-    view = None
+    view = spinner = None
     executor = MultiThreadedExecutor(num_threads=3, context=context)
     try:
         view = ViewNode(context, robot=robot, port=port, host=host, package_dirs=package_dirs)
@@ -571,7 +571,11 @@ def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1"
         spinner.start()
         stop.wait()
     finally:
-        executor.shutdown(timeout_sec=2)
+        # The spin thread must have left rclpy before the node and the context go: a thread still inside it at
+        # exit aborts the process ("terminate called without an active exception", seen under load).
+        executor.shutdown(timeout_sec=10)
+        if spinner is not None:
+            spinner.join(timeout=10)
         if view is not None:
             view.page.stop()
             view.node.destroy_node()
