@@ -573,9 +573,9 @@ def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1"
     finally:
         # The spin thread must have left rclpy before the node and the context go: a thread still inside it at
         # exit aborts the process ("terminate called without an active exception", seen under load).
-        executor.shutdown(timeout_sec=10)
+        executor.shutdown(timeout_sec=5)  # both waits within ViewProcess.stop's 10 s before SIGKILL
         if spinner is not None:
-            spinner.join(timeout=10)
+            spinner.join(timeout=3)
         if view is not None:
             view.page.stop()
             view.node.destroy_node()
