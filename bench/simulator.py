@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: _robots and simulator_node
 
+from _raw_model import raw_model  # noqa: E402
 from _robots import ROBOTS, example_robot_data_dir  # noqa: E402
 
 from robot_core.model import RobotModel, load_robot  # noqa: E402
@@ -92,15 +93,7 @@ def make_engine(robot: BenchRobot) -> PhysicsEngine:
 
 def measure_raw(robot: BenchRobot, seconds: float) -> Row:
     """mj_step in C on a model compiled from the engine's spec, servos holding the initial pose."""
-    eng = make_engine(robot)
-    model = eng.built.spec.compile()
-    model.actuator_gainprm[:] = eng.model.actuator_gainprm
-    model.actuator_biasprm[:] = eng.model.actuator_biasprm
-    model.jnt_limited[:] = eng.model.jnt_limited
-    data = mujoco.MjData(model)
-    data.qpos[:] = eng.data.qpos
-    data.ctrl[:] = eng.data.ctrl
-    mujoco.mj_forward(model, data)
+    model, data = raw_model(make_engine(robot))
     n = max(1, round(seconds / TIMESTEP))
     mujoco.mj_step(model, data, nstep=min(n, 200))  # warm-up
     t0 = time.perf_counter()
@@ -113,14 +106,7 @@ def measure_raw(robot: BenchRobot, seconds: float) -> Row:
 def measure_raw_commanded(robot: BenchRobot, seconds: float) -> Row:
     """Bare mj_step per call from Python, the engine row's commands written to ctrl first (see the module doc)."""
     eng = make_engine(robot)
-    model = eng.built.spec.compile()
-    model.actuator_gainprm[:] = eng.model.actuator_gainprm
-    model.actuator_biasprm[:] = eng.model.actuator_biasprm
-    model.jnt_limited[:] = eng.model.jnt_limited
-    data = mujoco.MjData(model)
-    data.qpos[:] = eng.data.qpos
-    data.ctrl[:] = eng.data.ctrl
-    mujoco.mj_forward(model, data)
+    model, data = raw_model(eng)
     act = eng.actuation._act_slice
     n = max(1, round(seconds / TIMESTEP))
     home = data.ctrl[act].copy()

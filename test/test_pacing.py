@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter, steps_per_period
+from robot_core.physics.pacing import Pacer, PublishPlan, PublishSchedule, RtfMeter, steps_per_period
 
 
 class FakeClock:
@@ -112,3 +112,32 @@ def test_publish_schedule_ticks_to_the_next_output():
 def test_publish_schedule_without_outputs_uses_max_steps():
     sched = PublishSchedule(0.001, {}, max_steps=7)
     assert sched.steps_to_next(3) == 7
+
+
+@pytest.mark.parametrize("rates", [
+    {"joint_states": 250.0, "tf": 100.0, "clock": 1000.0, "objects": 30.0},
+    {"joint_states": 200.0, "clock": 500.0, "tf": 50.0, "objects": 50.0, "camera": 30.0},
+    {"joint_states": 100.0},
+    {},
+])
+def test_publish_plan_matches_the_schedule_step_for_step(rates):
+    sched = PublishSchedule(0.001, rates, max_steps=10)
+    plan = PublishPlan(sched, {name: name.upper() for name in reversed(list(rates)) if name != "camera"})
+    assert plan._steps is not None  # these patterns fit the table
+    for count in range(3 * plan.period + 7):
+        assert plan.steps_to_next(count) == sched.steps_to_next(count)
+        # the actions' order, not the schedule's; "camera" has none but still shapes the steps
+        assert plan.due(count) == tuple(n.upper() for n in reversed(list(rates)) if n != "camera"
+                                        and sched.is_due(n, count))
+
+
+def test_publish_plan_computes_long_patterns_per_call():
+    # periods 997 and 1000 repeat only after 997000 steps: no table, the same answers
+    sched = PublishSchedule(0.0001, {"a": 1000.0 / 99.7, "b": 10.0}, max_steps=10)
+    assert sched.periods == {"a": 997, "b": 1000}
+    plan = PublishPlan(sched, {"b": "B", "a": "A"})
+    assert plan._steps is None and plan.period == 997_000
+    for count in (0, 1, 996, 997, 1000, 1994, 997_000):
+        assert plan.steps_to_next(count) == sched.steps_to_next(count)
+        assert plan.due(count) == tuple(x for x, n in (("B", "b"), ("A", "a")) if sched.is_due(n, count))
+

@@ -92,3 +92,31 @@ def test_missing_or_ambiguous_sentinel_is_an_error():
     tpl.add_field("y", np.array([2.5]))
     tpl.set("y", 9.0)
     assert np.frombuffer(tpl.tobytes()).tolist() == [1.5, 9.0, 1.5]
+
+
+def test_setter_writes_one_field_and_refuses_groups():
+    from rclpy.serialization import deserialize_message, serialize_message
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
+
+    sec, nsec = sentinels(1, "int32", salt=1), sentinels(1, "uint32", salt=2)
+    msg = Clock()
+    msg.clock.sec, msg.clock.nanosec = int(sec[0]), int(nsec[0])
+    tpl = SerializedTemplate(serialize_message(msg))
+    tpl.add_field("sec", sec)
+    tpl.add_field("nanosec", nsec)
+    set_sec, set_nanosec = tpl.setter("sec"), tpl.setter("nanosec")
+    for s, n in ((0, 0), (-5, 999_999_999), (2**31 - 1, 4_000_000_000)):
+        set_sec(s)
+        set_nanosec(n)
+        out = deserialize_message(tpl.tobytes(), Clock)
+        assert (out.clock.sec, out.clock.nanosec) == (s, n)
+        assert (int(tpl.get("sec")[0]), int(tpl.get("nanosec")[0])) == (s, n)
+
+    pos = sentinels(4, "float64", salt=3)
+    js = SerializedTemplate(serialize_message(JointState(name=list("abcd"), position=pos.tolist())))
+    js.add_field("position", pos)
+    with pytest.raises(ValueError, match="'position' has 4 fields"):
+        js.setter("position")
+    js.set("position", np.arange(4.0))  # a run of consecutive fields: written through a slice
+    assert list(deserialize_message(js.tobytes(), JointState).position) == [0.0, 1.0, 2.0, 3.0]

@@ -20,43 +20,53 @@ def test_off_unless_the_environment_names_a_file(monkeypatch, tmp_path):
 def test_each_command_gets_the_stamps_of_the_tick_that_applied_it(tmp_path):
     clock = itertools.count(100.0, 1.0).__next__
     trace = TickTrace(tmp_path / "t.json", clock=clock)
-    r1 = trace.received()  # 100
-    trace.parsed(r1, arrived=99.5)  # 101
-    r2 = trace.received()  # 102
-    trace.parsed(r2)  # 103, arrival unknown
-    trace.tick()  # 104: both applied in this tick
-    trace.stepping()  # 105
-    trace.stepped()  # 106
-    trace.published(states=True)  # 107
-    r3 = trace.received()  # 108
-    trace.parsed(r3, arrived=107.5)  # 109
-    trace.tick()  # 110
-    trace.stepping()  # 111
-    trace.stepped()  # 112
-    trace.published(states=False)  # no state published in that tick
-    trace.published(states=True)  # a later tick without new commands records nothing
+    trace.began()  # 100: the tick begins, then takes the two queued commands
+    r1 = trace.received()  # 101
+    trace.parsed(r1, arrived=99.5)  # 102
+    r2 = trace.received()  # 103
+    trace.parsed(r2)  # 104, arrival unknown
+    trace.tick()  # 105: both applied in this tick
+    trace.stepping()  # 106
+    trace.stepped()  # 107
+    trace.states_published()  # 108
+    trace.published()
+    trace.began()  # 109
+    r3 = trace.received()  # 110
+    trace.parsed(r3, arrived=107.5)  # 111
+    trace.tick()  # 112
+    trace.stepping()  # 113
+    trace.stepped()  # 114
+    trace.published()  # no state published in that tick
+    trace.began()  # 115
+    trace.states_published()  # 116
+    trace.published()  # a later tick without new commands records nothing
     trace.write()
     recs = read_trace(tmp_path / "t.json")
     assert [list(r) for r in recs] == [list(FIELDS)] * 3
-    assert [r["received"] for r in recs] == [100.0, 102.0, 108.0]
+    assert [r["began"] for r in recs] == [100.0, 100.0, 109.0]
+    assert [r["received"] for r in recs] == [101.0, 103.0, 110.0]
     assert [r["arrived"] for r in recs] == [99.5, None, 107.5]
-    assert recs[0]["tick"] == recs[1]["tick"] == 104.0 and recs[2]["tick"] == 110.0
-    assert recs[0]["stepped"] == 106.0 and recs[0]["published"] == 107.0
+    assert recs[0]["tick"] == recs[1]["tick"] == 105.0 and recs[2]["tick"] == 112.0
+    assert recs[0]["stepped"] == 107.0 and recs[0]["published"] == 108.0
     assert recs[2]["published"] is None
 
 
 def test_a_divergence_drops_the_tick_s_commands(tmp_path):
     trace = TickTrace(tmp_path / "t.json")
+    trace.began()
     trace.parsed(trace.received())
     trace.tick()
     trace.stepping()
     trace.dropped()
-    trace.published(states=True)
+    trace.states_published()
+    trace.published()
     assert len(trace.records) == 0
+    trace.began()
     trace.parsed(trace.received())
     trace.tick()
     trace.stepping()
     trace.stepped()
-    trace.published(states=True)
+    trace.states_published()
+    trace.published()
     (rec,) = trace.records
     assert all(math.isfinite(v) for v in rec[1:])

@@ -99,11 +99,11 @@ from robot_core.physics.command_protocol import CommandRejectedError, DropReport
 from robot_core.physics.engine import CommandError, PhysicsDivergedError, PhysicsEngine, route_mujoco_warnings
 from robot_core.physics.frame_prefix import FramePrefix
 from robot_core.physics.link_transforms import LinkTransforms
-from robot_core.physics.pacing import Pacer, PublishSchedule, RtfMeter
+from robot_core.physics.pacing import Pacer, PublishPlan, PublishSchedule, RtfMeter
 from robot_core.physics.scene import Scene, SceneSettings
 from robot_core.physics.tick_trace import TickTrace
 from robot_core.physics.world import WorldSim
-from robot_core.ros.message_templates import DynamicJointStateBytes, retrying, stamped_template
+from robot_core.ros.message_templates import DynamicJointStateBytes, bytes_publisher, retrying, stamped_template
 from robot_core.ros.namespaces import absolute_names_warning
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
 from robot_core.ros.polled_subscription import PolledSubscription
@@ -365,7 +365,6 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._states_period = periods["joint_states"]
         self._tf_period = periods.get("tf", 0)
         self._objects_period = periods["objects"]
-        self._contacts_period = periods.get("contacts", 0)
         # Streamed messages are serialized once and then only their numbers are rewritten (see
         # serialized_template); _set_stamp writes the stamp of all of them (simulation thread only).
         self._js_tpl = _joint_state_template(engine.joint_names)
@@ -383,11 +382,22 @@ class SimulatorNode(ReadOnlyReasons, Node):
                 self._sensor_pub = self.create_publisher(DynamicJointState, p["sensor_states_topic"], STATE_QOS)
         self._clock_tpl = _clock_template()
         self._stamp_sec, self._stamp_nanosec = 0, 0
+        self._clock_sec, self._clock_nanosec = self._clock_tpl.setter("sec"), self._clock_tpl.setter("nanosec")
+        self._clock_out = bytes_publisher(self._clock_pub)
+        self._js_sec, self._js_nanosec = self._js_tpl.setter("sec"), self._js_tpl.setter("nanosec")
+        self._js_out = bytes_publisher(self._js_pub) if self._js_pub is not None else None
         if p["publish_tf"]:
             self._transforms = LinkTransforms(robot, engine.joint_names, engine.link_names,
                                               None if engine.fixed_base else p["world_frame"])
             self._tf_tpl = _tf_template(self._frames.edges(self._transforms.moving_edges))
+            self._tf_out = bytes_publisher(self._tf_pub)
             self._publish_tf_static()
+        # What _tick publishes at which step, as a table; the joint states first, so that a controller manager
+        # paced by /clock finds the state of that instant already there, and the round trip does not wait for
+        # /clock's publish.
+        self._plan = PublishPlan(self._schedule, {
+            "joint_states": self._publish_joint_states, "clock": self._publish_clock, "tf": self._publish_tf,
+            "objects": self._publish_objects, "contacts": self._publish_contacts})
         self._publish_all()
         self._world_topics.publish_markers(self._world, _time_msg(0))
         objects = self._world.objects
@@ -563,30 +573,34 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
     def _tick(self, max_steps: int | None = None) -> int:
         """Apply queued commands, step until the next output is due, publish what is due; returns the steps run.
-        Runs at up to 1 kHz, so publishing only patches numbers into pre-serialized messages."""
-        engine = self.engine
-        if self._cmd_poll is not None:
+        Runs at up to 1 kHz (and as fast as the physics allows at real_time_factor 0), so what is due comes from
+        a table (PublishPlan) and publishing only patches numbers into pre-serialized messages."""
+        engine, trace = self.engine, self._trace
+        if trace is not None:
+            trace.began()
+        poll = self._cmd_poll
+        if poll is not None:
             now = time.perf_counter()
             if now >= self._next_poll:
                 self._next_poll = now + COMMAND_POLL_INTERVAL
-                self._cmd_poll.poll()
+                poll.poll()
         traced = False
         if self._commands:
-            if self._trace is not None:
-                self._trace.tick()
+            if trace is not None:
+                trace.tick()
                 traced = True
             self._apply_commands()
             if traced:
-                self._trace.stepping()
+                trace.stepping()
         count = engine.step_count
-        n = self._schedule.steps_to_next(count)
+        n = self._plan.steps_to_next(count)
         if max_steps is not None and max_steps < n:
             n = max_steps
         try:
             engine.step(n)
         except PhysicsDivergedError as exc:
             if traced:
-                self._trace.dropped()
+                trace.dropped()
             at_ns = round(exc.time * 1e9) if math.isfinite(exc.time) else self._snapshot[1]
             self._divergences = (self._divergences[0] + 1, at_ns)
             self._commands.clear()
@@ -595,27 +609,17 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._event(f"diverged at t={exc.time:.3f} s: reset to the initial state ({exc})")
             return n
         if traced:
-            self._trace.stepped()
+            trace.stepped()
         count += n
         ns = count * self._dt_ns
         self._snapshot = (count, ns)
-        clock, states, tf = self._clock_period, self._states_period, self._tf_period
-        objects, contacts = self._objects_period, self._contacts_period
-        if (count % clock == 0) or (count % states == 0) or (tf and count % tf == 0) or (count % objects == 0) \
-                or (contacts and count % contacts == 0):
-            self._set_stamp(ns)
-            if count % clock == 0:
-                self._publish_clock()
-            if count % states == 0:
-                self._publish_joint_states()
-            if tf and count % tf == 0:
-                self._publish_tf()
-            if count % objects == 0:
-                self._publish_objects()
-            if contacts and count % contacts == 0:
-                self._publish_contacts()
+        due = self._plan.due(count)
+        if due:
+            self._stamp_sec, self._stamp_nanosec = divmod(ns, 1_000_000_000)
+            for publish in due:
+                publish()
         if traced:
-            self._trace.published(count % states == 0)
+            trace.published()
         if self._sensors:
             self._sensors.on_tick(engine.model, engine.data, count, ns)
         return n
@@ -625,10 +629,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._stamp_sec, self._stamp_nanosec = divmod(ns, 1_000_000_000)
 
     def _publish_clock(self) -> None:
-        tpl = self._clock_tpl
-        tpl.set("sec", self._stamp_sec)
-        tpl.set("nanosec", self._stamp_nanosec)
-        self._clock_pub.publish(tpl.tobytes())
+        self._clock_sec(self._stamp_sec)
+        self._clock_nanosec(self._stamp_nanosec)
+        self._clock_out(self._clock_tpl.tobytes())
 
     def _after_jump(self) -> None:
         """Simulated time or state changed outside the normal flow: re-anchor and tell everyone."""
@@ -640,10 +643,10 @@ class SimulatorNode(ReadOnlyReasons, Node):
 
     # ------------------------------------------------------------------ publishing
     def _publish_all(self) -> None:
-        """Clock, states and tf at the current time, whatever the schedule says."""
+        """States, clock and tf at the current time, whatever the schedule says."""
         self._set_stamp(self.engine.step_count * self._dt_ns)
-        self._publish_clock()
         self._publish_joint_states()
+        self._publish_clock()
         if self._tf_period:
             self._publish_tf()
         self._publish_objects()
@@ -652,10 +655,10 @@ class SimulatorNode(ReadOnlyReasons, Node):
         """After single-stepping: make the final state visible even if no output was due at this step."""
         count, ns = self._snapshot
         self._set_stamp(ns)
-        if count % self._clock_period:
-            self._publish_clock()
         if count % self._states_period:
             self._publish_joint_states()
+        if count % self._clock_period:
+            self._publish_clock()
         if self._tf_period and count % self._tf_period:
             self._publish_tf()
         if count % self._objects_period:
@@ -666,12 +669,14 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self._publish_member_states()
             return
         engine, tpl = self.engine, self._js_tpl
-        tpl.set("sec", self._stamp_sec)
-        tpl.set("nanosec", self._stamp_nanosec)
+        self._js_sec(self._stamp_sec)
+        self._js_nanosec(self._stamp_nanosec)
         tpl.set("position", engine.positions())
         tpl.set("velocity", engine.velocities())
         tpl.set("effort", engine.efforts())
-        self._js_pub.publish(tpl.tobytes())
+        self._js_out(tpl.tobytes())
+        if self._trace is not None:
+            self._trace.states_published()
         if self._sensor_pub is not None:
             self._publish_sensor_states()
 
@@ -776,7 +781,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
         tpl.set("nanosec", self._stamp_nanosec)
         tpl.set("translation", trans.reshape(-1))
         tpl.set("rotation", quat.reshape(-1))
-        self._tf_pub.publish(tpl.tobytes())
+        self._tf_out(tpl.tobytes())
 
     def _publish_tf_static(self) -> None:
         stamp = _time_msg(0)

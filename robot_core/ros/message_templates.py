@@ -45,6 +45,22 @@ def stamped_template(msg: Any, stamps: list[Any], groups: dict[str, np.ndarray],
     return tpl
 
 
+def bytes_publisher(publisher: Any) -> Callable[[bytes], None]:
+    """``publisher.publish`` for serialized bytes without rclpy's per-call type tests: ~4 us instead of ~6 on the
+    2-vCPU VM, which the simulator pays for /clock at every step. Falls back to ``publish`` where the handle has
+    no ``publish_raw``."""
+    handle = getattr(publisher, "handle", None)
+    raw = getattr(handle, "publish_raw", None)
+    if raw is None:
+        return publisher.publish
+
+    def publish(data: bytes) -> None:
+        with handle:  # as Publisher.publish: the node cannot destroy it meanwhile
+            raw(data)
+
+    return publish
+
+
 def retrying(build: Callable[[int], SerializedTemplate]) -> SerializedTemplate:
     """A sentinel may, very rarely, also occur elsewhere in the bytes: then try other sentinels."""
     for attempt in range(8):

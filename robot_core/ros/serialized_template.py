@@ -13,7 +13,8 @@ ROS-free: it works on bytes; the node does the (de)serialization.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import struct
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -49,7 +50,8 @@ class SerializedTemplate:
 
     def __init__(self, data: bytes):
         self._buf = bytearray(data)
-        self._fields: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._fields: dict[str, tuple[np.ndarray, np.ndarray | slice]] = {}
+        self._offsets: dict[str, np.ndarray] = {}  # name -> byte offset of each field
 
     def add_field(self, name: str, values: Sequence[float] | np.ndarray) -> None:
         """Register the fields that hold ``values`` (the sentinels the template was serialized with, in the
@@ -57,6 +59,7 @@ class SerializedTemplate:
         values = np.asarray(values)
         if values.size == 0:
             self._fields[name] = (np.zeros(0, dtype=values.dtype), np.zeros(0, dtype=int))
+            self._offsets[name] = np.zeros(0, dtype=int)
             return
         itemsize = values.dtype.itemsize
         raw = bytes(self._buf)
@@ -79,12 +82,37 @@ class SerializedTemplate:
             raise ValueError(f"field group '{name}': fields are not equally aligned")
         count = (len(self._buf) - phase) // itemsize
         view = np.frombuffer(self._buf, dtype=values.dtype, count=count, offset=phase)
-        self._fields[name] = (view, (offs - phase) // itemsize)
+        index = (offs - phase) // itemsize
+        # A sequence (a JointState's positions) is one run of consecutive fields: a slice writes it ~2x faster
+        # than the index array.
+        at: np.ndarray | slice = index
+        if index.size > 1 and np.array_equal(index, np.arange(index[0], index[0] + index.size)):
+            at = slice(int(index[0]), int(index[0]) + index.size)
+        self._fields[name] = (view, at)
+        self._offsets[name] = offs
 
     def set(self, name: str, values: np.ndarray | Sequence[float] | float) -> None:
         """Write ``values`` (one per registered field, or a scalar for all) into the group's fields."""
         view, index = self._fields[name]
         view[index] = values
+
+    def setter(self, name: str) -> Callable[[int | float], None]:
+        """A function writing one number into the group ``name`` of a single field (a stamp's ``sec``): one
+        ``struct.pack_into``, ~20x cheaper than :meth:`set`, for what changes at every step (/clock)."""
+        view, _ = self._fields[name]
+        offsets = self._offsets[name]
+        if offsets.size != 1:
+            raise ValueError(f"field group '{name}' has {offsets.size} fields; setter() needs exactly one")
+        dt = view.dtype
+        code = {"f": {4: "f", 8: "d"}, "i": {1: "b", 2: "h", 4: "i", 8: "q"},
+                "u": {1: "B", 2: "H", 4: "I", 8: "Q"}}[dt.kind][dt.itemsize]
+        pack = struct.Struct(("<" if dt.byteorder == "<" else ">" if dt.byteorder == ">" else "=") + code).pack_into
+        buf, offset = self._buf, int(offsets[0])
+
+        def write(value: int | float) -> None:
+            pack(buf, offset, value)
+
+        return write
 
     def get(self, name: str) -> np.ndarray:
         view, index = self._fields[name]
