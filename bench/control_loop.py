@@ -39,10 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -53,9 +50,10 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-URDF = REPO / "urdf" / "rc_arm.urdf"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _paced import LOOP_SCHEDULING, paced, raw_step_anchor
+from _ros_graph import BIN, REPO, URDF, Client, Proc, loop_window, start_manager, start_simulator
+
 JOINTS = [f"joint{i}" for i in range(1, 8)]
 HOME = [0.0, 0.3, 0.0, 1.9, 0.0, 0.94, 0.0]
 AWAY = [0.5, 0.6, -0.3, 1.6, 0.3, 1.2, 0.4]
@@ -99,94 +97,6 @@ joint_trajectory_controller:
     constraints:
       goal_time: 2.0
 {jsb}"""
-
-
-class Proc:
-    """A child process in its own process group, always stopped."""
-
-    def __init__(self, args: list[str], name: str, env: dict[str, str] | None = None):
-        self.name = name
-        self.log = tempfile.NamedTemporaryFile(prefix=f"bench_{name}_", suffix=".log", delete=False)  # noqa: SIM115
-        self.p = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-                                  env=None if env is None else {**os.environ, **env})
-
-    def output(self) -> str:
-        return Path(self.log.name).read_text(errors="replace")
-
-    def wait_for(self, text: str, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while text not in self.output():
-            if self.p.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{self.name} did not print '{text}':\n{self.output()[-2000:]}")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.p.poll() is None:
-            for sig, wait in ((signal.SIGINT, 10.0), (signal.SIGKILL, 3.0)):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.p.pid, sig)
-                try:
-                    self.p.wait(wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        self.log.close()
-        if self.p.returncode == 0:
-            Path(self.log.name).unlink(missing_ok=True)
-        else:
-            print(f"  ({self.name} exited with {self.p.returncode}; its output: {self.log.name})", flush=True)
-
-
-class Client:
-    """This process's ROS side: service calls, a goal driver, the round-trip probes."""
-
-    def __init__(self) -> None:
-        import rclpy
-        from rclpy.context import Context
-        from rclpy.executors import MultiThreadedExecutor
-
-        self.context = Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node("control_loop_bench", context=self.context)
-        self.executor = MultiThreadedExecutor(num_threads=3, context=self.context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
-
-    def _spin(self) -> None:
-        with contextlib.suppress(Exception):
-            self.executor.spin()
-
-    def call(self, srv_type: Any, name: str, request: Any, timeout: float = 30.0) -> Any:
-        client = self.node.create_client(srv_type, name)
-        try:
-            if not client.wait_for_service(timeout_sec=timeout):
-                raise RuntimeError(f"service {name} not available")
-            future = client.call_async(request)
-            deadline = time.monotonic() + timeout
-            while not future.done():
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"service {name} did not answer")
-                time.sleep(0.005)
-            return future.result()
-        finally:
-            self.node.destroy_client(client)
-
-    def loop_statistics(self, reset: bool = False) -> dict[str, float]:
-        from std_srvs.srv import Trigger
-
-        name = "/controller_manager/" + ("reset_loop_statistics" if reset else "loop_statistics")
-        res = self.call(Trigger, name, Trigger.Request())
-        return {} if reset else json.loads(res.message)
-
-    def shutdown(self) -> None:
-        with contextlib.suppress(Exception):
-            self.executor.shutdown(timeout_sec=1.0)
-        self._thread.join(2.0)
-        with contextlib.suppress(Exception):
-            self.node.destroy_node()
-        with contextlib.suppress(Exception):
-            self.context.try_shutdown()
 
 
 class GoalDriver:
@@ -235,57 +145,7 @@ class GoalDriver:
         self._thread.join(5.0)
 
 
-LOOP_SCHEDULING: list[str] = []  # what _paced's thread got, for the header
 NODE_SCHEDULING: set[str] = set()  # what the nodes' loop threads reported in their logs
-
-
-def _paced(seconds: float, cycle: Any, before: Any = None) -> dict[str, float]:
-    """``cycle(k)`` every millisecond on absolute deadlines, in a thread scheduled like the node's loop thread
-    (SCHED_FIFO at the default thread_priority when the system allows it), timing each call."""
-    out: dict[str, float] = {}
-
-    def run() -> None:
-        from robot_core.ros import realtime
-
-        problems = realtime.configure_current_thread(realtime.DEFAULT_THREAD_PRIORITY)
-        LOOP_SCHEDULING[:] = [f"SCHED_FIFO {realtime.DEFAULT_THREAD_PRIORITY}" if not problems
-                              else f"normal ({problems[0]})"]
-        out.update(_paced_here(seconds, cycle, before))
-
-    worker = threading.Thread(target=run, name="bench_paced")
-    worker.start()
-    worker.join()
-    return out
-
-
-def _paced_here(seconds: float, cycle: Any, before: Any = None) -> dict[str, float]:
-    times = []
-    n = int(seconds * 1000)
-    wall = time.monotonic()
-    for k in range(n):
-        if before is not None:
-            before(k)
-        t0 = time.perf_counter()
-        cycle(k)
-        times.append(time.perf_counter() - t0)
-        delay = wall + (k + 1) * 1e-3 - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-    d = np.array(times[200:])
-    return {"achieved_rate": len(times) / (time.monotonic() - wall), "target_rate": 1000.0, "mean": d.mean(),
-            "p99": float(np.percentile(d, 99)), "max": d.max(), "overrun_ratio": float(np.mean(d > 1e-3))}
-
-
-def raw_step_anchor(seconds: float) -> dict[str, float]:
-    """One bare mj_step of rc_arm per millisecond: the machine's own floor for a paced 1 kHz loop."""
-    import mujoco
-
-    from robot_core.model import load_robot
-    from robot_core.physics.engine import PhysicsEngine
-
-    engine = PhysicsEngine(load_robot(str(URDF)), timestep=1e-3)
-    m, d = engine._model, engine._data  # the bare MuJoCo model, no robot_core code in the loop
-    return _paced(seconds, lambda k: mujoco.mj_step(m, d))
 
 
 def core_anchor(seconds: float) -> dict[str, float]:
@@ -312,7 +172,7 @@ def core_anchor(seconds: float) -> dict[str, float]:
             target = AWAY if (k // 1200) % 2 == 0 else HOME
             jtc.accept_goal(JointTrajectory(JOINTS, [TrajectoryPoint(positions=target, time_from_start=1.0)]))
 
-    return _paced(seconds, lambda k: cm.update(k * period, period), goals)
+    return paced(seconds, lambda k: cm.update(k * period, period), goals)
 
 
 def node_row(client: Client, seconds: float, rate: int, mode: str, publish_rate: float = 0.0,
@@ -327,23 +187,12 @@ def node_row(client: Client, seconds: float, rate: int, mode: str, publish_rate:
         if mode == "embedded":
             params += ["-p", "hardware_mode:=embedded"]
         else:
-            sim = Proc([str(BIN / "simulator"), "--ros-args", "-p", f"urdf_path:={URDF}", "-p", "publish_rate:=500.0",
-                        "-p", "publish_tf:=false"], "simulator")
-            procs.append(sim)
-            sim.wait_for("simulator ready")
-        cm = Proc([str(BIN / "controller_manager"), "--ros-args", "--params-file", str(yaml_file), *params],
-                  "controller_manager")
+            procs.append(start_simulator(["-p", f"urdf_path:={URDF}", "-p", "publish_rate:=500.0",
+                                          "-p", "publish_tf:=false"]))
+        cm = start_manager(yaml_file, params, ["joint_state_broadcaster", "joint_trajectory_controller"])
         procs.append(cm)
-        cm.wait_for("controller manager ready")
-        spawner = subprocess.run([str(BIN / "spawner"), "joint_state_broadcaster", "joint_trajectory_controller",
-                                  "--controller-manager-timeout", "30"], capture_output=True, text=True, timeout=120)
-        if spawner.returncode != 0:
-            raise RuntimeError(f"spawner failed:\n{spawner.stdout}\n{spawner.stderr}")
         driver = GoalDriver(client)
-        time.sleep(2.0)  # warm-up
-        client.loop_statistics(reset=True)
-        time.sleep(seconds)
-        stats = client.loop_statistics()
+        stats = loop_window(client, seconds)
         driver.stop()
         stats["goals_succeeded"] = float(sum(1 for r in driver.results if r == 0))
         stats["goals"] = float(len(driver.results))
@@ -370,26 +219,17 @@ def pr2_row(client: Client, seconds: float) -> dict[str, float]:
     if robots is None:
         raise RuntimeError("example-robot-data is not installed (the PR2's meshes)")
     active = [c for step in spawn_plan(PR2_CONTROLLERS) if not step.inactive for c in step.controllers]
-    proc = Proc([str(BIN / "controller_manager"), "--ros-args", "--params-file", str(PR2_CONTROLLERS),
-                 "-p", f"robot_description_file:={REPO / 'urdf' / 'pr2_mobile.urdf'}",
-                 "-p", f"package_dirs:=[{robots.parent}]", "-p", "hardware_mode:=embedded",
-                 "-p", "update_rate:=1000"], "controller_manager_pr2")
+    proc = start_manager(PR2_CONTROLLERS, ["-p", f"robot_description_file:={REPO / 'urdf' / 'pr2_mobile.urdf'}",
+                                           "-p", f"package_dirs:=[{robots.parent}]", "-p", "hardware_mode:=embedded",
+                                           "-p", "update_rate:=1000"], active, name="controller_manager_pr2")
     timer = None
     try:
-        proc.wait_for("controller manager ready", timeout=120)
-        spawner = subprocess.run([str(BIN / "spawner"), *active, "--controller-manager-timeout", "60"],
-                                 capture_output=True, text=True, timeout=240)
-        if spawner.returncode != 0:
-            raise RuntimeError(f"spawner failed:\n{spawner.stdout}\n{spawner.stderr}")
         pub = client.node.create_publisher(TwistStamped, "/base_controller/cmd_vel", 10)
         twist = TwistStamped()
         twist.twist.linear.x, twist.twist.linear.y, twist.twist.angular.z = 0.2, 0.1, 0.3
         timer = client.node.create_timer(0.1, lambda: pub.publish(twist))
         driver = GoalDriver(client, "r_arm_controller", PR2_ARM_JOINTS, [0.0, -0.3], [-0.4, -0.8])
-        time.sleep(3.0)  # warm-up
-        client.loop_statistics(reset=True)
-        time.sleep(seconds)
-        stats = client.loop_statistics()
+        stats = loop_window(client, seconds, warmup=3.0)
         driver.stop()
         stats["goals_succeeded"] = float(sum(1 for r in driver.results if r == 0))
         stats["goals"] = float(len(driver.results))
@@ -681,7 +521,7 @@ def main() -> int:
         print(f"target round trip <= raw echo + 600 us: {'met' if ok else 'NOT met'} "
               f"(load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end)")
         return 0
-    floor = raw_step_anchor(min(args.seconds, 5.0))
+    floor = raw_step_anchor(URDF, min(args.seconds, 5.0))
     anchor = core_anchor(min(args.seconds, 5.0))
     client = Client()
     low_latency: dict[str, dict[str, float]] = {}
@@ -704,7 +544,7 @@ def main() -> int:
         fd, qos_problem = realtime.hold_cpu_dma_latency(0)
         if fd is not None:
             try:
-                low_latency["floor"] = raw_step_anchor(min(args.seconds, 5.0))
+                low_latency["floor"] = raw_step_anchor(URDF, min(args.seconds, 5.0))
                 low_latency["anchor"] = core_anchor(min(args.seconds, 5.0))
                 low_latency["embedded"] = node_row(client, args.seconds, 1000, "embedded",
                                                    extra=("cpu_dma_latency:=0",))

@@ -25,7 +25,6 @@ Run: ``.venv/bin/python bench/jtc_tracking.py``.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,9 +35,8 @@ import numpy as np
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from control_loop import BIN, REPO, Client, Proc
+from _ros_graph import REPO, URDF, Client, Proc, start_manager, start_simulator
 
-URDF = REPO / "urdf" / "rc_arm.urdf"
 JOINTS = [f"joint{i}" for i in range(1, 8)]
 
 
@@ -103,18 +101,10 @@ def row(client: Client, command_interfaces: list[str]) -> dict[str, object]:
     yaml_file = controllers_yaml(command_interfaces)
     procs: list[Proc] = []
     try:
-        sim = Proc([str(BIN / "simulator"), "--ros-args", "--params-file", str(REPO / "config" / "simulator.yaml"),
-                    "-p", f"urdf_path:={URDF}"], "simulator")
-        procs.append(sim)
-        sim.wait_for("simulator ready")
-        cm = Proc([str(BIN / "controller_manager"), "--ros-args", "--params-file", str(yaml_file),
-                   "-p", f"robot_description_file:={URDF}", "-p", "use_sim_time:=true"], "controller_manager")
-        procs.append(cm)
-        cm.wait_for("controller manager ready")
-        spawner = subprocess.run([str(BIN / "spawner"), "joint_state_broadcaster", "joint_trajectory_controller",
-                                  "--controller-manager-timeout", "60"], capture_output=True, text=True, timeout=240)
-        if spawner.returncode != 0:
-            raise RuntimeError(f"spawner failed:\n{spawner.stdout}\n{spawner.stderr}")
+        procs.append(start_simulator(["--params-file", str(REPO / "config" / "simulator.yaml"),
+                                      "-p", f"urdf_path:={URDF}"]))
+        procs.append(start_manager(yaml_file, ["-p", f"robot_description_file:={URDF}", "-p", "use_sim_time:=true"],
+                                   ["joint_state_broadcaster", "joint_trajectory_controller"]))
         start: list[list[float]] = []
         sub = client.node.create_subscription(
             JointState, "/joint_states",

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from control_loop import BIN, URDF, Client, Proc, _paced
+from _paced import raw_step_anchor
+from _ros_graph import BIN, URDF, Client, Proc, loop_window, start_manager, start_simulator
 
 NATIVE_JOINTS = (7, 30, 100)
 ARMS = (1, 4, 16)
@@ -93,35 +93,17 @@ def controllers_yaml(n_joints: int, n_controllers: int) -> tuple[str, list[str]]
 {local}""", names)
 
 
-def raw_step_anchor(urdf: Path, seconds: float) -> dict[str, float]:
-    import mujoco
-
-    from robot_core.model import load_robot
-    from robot_core.physics.engine import PhysicsEngine
-
-    engine = PhysicsEngine(load_robot(str(urdf)), timestep=1e-3)
-    m, d = engine._model, engine._data  # bare MuJoCo in the loop
-    return _paced(seconds, lambda k: mujoco.mj_step(m, d))
-
-
 def node_row(client: Client, urdf: Path, n_joints: int, n_controllers: int, seconds: float) -> dict[str, float]:
     text, names = controllers_yaml(n_joints, n_controllers)
     yaml_file = Path(tempfile.mkstemp(prefix="bench_scale_", suffix=".yaml")[1])
     yaml_file.write_text(text)
-    cm = Proc([str(BIN / "controller_manager"), "--ros-args", "--params-file", str(yaml_file),
-               "-p", f"robot_description_file:={urdf}", "-p", "hardware_mode:=embedded"], "controller_manager")
     try:
-        cm.wait_for("controller manager ready", timeout=120)
-        spawner = subprocess.run([str(BIN / "spawner"), *names, "--controller-manager-timeout", "60"],
-                                 capture_output=True, text=True, timeout=180)
-        if spawner.returncode != 0:
-            raise RuntimeError(f"spawner failed:\n{spawner.stdout}\n{spawner.stderr}")
-        time.sleep(2.0)  # warm-up
-        client.loop_statistics(reset=True)
-        time.sleep(seconds)
-        return client.loop_statistics()
+        cm = start_manager(yaml_file, ["-p", f"robot_description_file:={urdf}", "-p", "hardware_mode:=embedded"], names)
+        try:
+            return loop_window(client, seconds)
+        finally:
+            cm.stop()
     finally:
-        cm.stop()
         yaml_file.unlink(missing_ok=True)
 
 
@@ -195,18 +177,13 @@ def memory_rows(settle: float = 3.0) -> dict[str, float]:
     procs = [bare]
     try:
         bare.wait_for("bare ready")
-        sim = Proc([str(BIN / "simulator"), "--ros-args", "-p", f"urdf_path:={URDF}"], "simulator")
+        sim = start_simulator(["-p", f"urdf_path:={URDF}"], timeout=120)
         procs.append(sim)
-        sim.wait_for("simulator ready", timeout=120)
-        cm = Proc([str(BIN / "controller_manager"), "--ros-args", "--params-file",
-                   str(URDF.parent.parent / "config" / "controllers.yaml"), "-p", f"robot_description_file:={URDF}",
-                   "-p", "hardware_mode:=topic", "-p", "publish_robot_description:=false"], "controller_manager")
+        cm = start_manager(URDF.parent.parent / "config" / "controllers.yaml",
+                           ["-p", f"robot_description_file:={URDF}", "-p", "hardware_mode:=topic",
+                            "-p", "publish_robot_description:=false"],
+                           ["joint_state_broadcaster", "joint_trajectory_controller"])
         procs.append(cm)
-        cm.wait_for("controller manager ready", timeout=120)
-        spawner = subprocess.run([str(BIN / "spawner"), "joint_state_broadcaster", "joint_trajectory_controller",
-                                  "--controller-manager-timeout", "60"], capture_output=True, text=True, timeout=180)
-        if spawner.returncode != 0:
-            raise RuntimeError(f"spawner failed:\n{spawner.stdout}\n{spawner.stderr}")
         time.sleep(settle)
         return {"bare rclpy node (anchor)": rss_mb(bare.p.pid), "simulator, rc_arm": rss_mb(sim.p.pid),
                 "controller_manager, topic, 2 controllers": rss_mb(cm.p.pid)}
