@@ -6,8 +6,9 @@ A thin rclpy adapter: physics is :class:`robot_core.physics.engine.PhysicsEngine
 
 Threads: the rclpy executor (main thread) receives service calls; one *simulation thread* owns the engine. It
 takes the command messages itself at the start of each tick (:mod:`robot_core.ros.polled_subscription`: no
-executor hop, no hand-over of the interpreter lock; a robots file's per-robot topics still come through the
-executor), decodes them and applies them before the step.
+executor hop, no hand-over of the interpreter lock; taken as bytes and read by
+:mod:`robot_core.ros.joint_state_reader`; a robots file's per-robot topics still come through the executor),
+decodes them and applies them before the step.
 Services hand a job to the simulation thread and wait for it, so no lock is ever held across a physics step and
 a service cannot be starved by a simulation running as fast as possible. The streamed messages (states, /clock,
 /tf) are serialized once and then published as patched bytes (:mod:`robot_core.ros.serialized_template`),
@@ -103,6 +104,7 @@ from robot_core.physics.pacing import Pacer, PublishPlan, PublishSchedule, RtfMe
 from robot_core.physics.scene import Scene, SceneSettings
 from robot_core.physics.tick_trace import TickTrace
 from robot_core.physics.world import WorldSim
+from robot_core.ros.joint_state_reader import read_joint_state
 from robot_core.ros.message_templates import DynamicJointStateBytes, bytes_publisher, retrying, stamped_template
 from robot_core.ros.namespaces import absolute_names_warning
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
@@ -224,7 +226,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
         if not p["robots"]:  # taken by the simulation thread before each tick (no executor hop), if rclpy can
             try:
                 self._cmd_poll = PolledSubscription(self, JointState, p["joint_commands_topic"], POLLED_COMMAND_QOS,
-                                                    self._on_command)
+                                                    self._on_command, read=read_joint_state)
             except RuntimeError:
                 self._cmd_sub = self.create_subscription(JointState, p["joint_commands_topic"], self._on_command,
                                                          COMMAND_QOS)
@@ -820,8 +822,9 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._status_pub.publish(msg)
 
     # ------------------------------------------------------------------ commands
-    def _on_command(self, msg: JointState, arrived: float = math.nan) -> None:
-        """A command message (from the simulation thread's poll, or the executor where rclpy cannot poll);
+    def _on_command(self, msg: Any, arrived: float = math.nan) -> None:
+        """A command message (a JointStateFields from the simulation thread's poll, or a JointState from the
+        executor where rclpy cannot poll);
         ``arrived``: when DDS received it (perf_counter clock), for the trace."""
         if self.engine is None:
             return

@@ -22,26 +22,32 @@ from typing import Any
 class PolledSubscription:
     """``msg_type`` on ``topic`` (as ``owner`` resolves it), delivered to ``callback(msg, arrived)`` by
     :meth:`poll`; ``arrived`` is when DDS received the message, on ``time.perf_counter``'s clock (NaN when the
-    middleware does not say)."""
+    middleware does not say).
 
-    def __init__(self, owner: Any, msg_type: Any, topic: str, qos: Any, callback: Callable[[Any, float], None]):
+    ``read``: take the messages as bytes and hand ``read(bytes)`` to the callback instead of the message (e.g.
+    :func:`robot_core.ros.joint_state_reader.read_joint_state`, several times cheaper than rclpy's conversion);
+    where it returns None the bytes are deserialized as usual."""
+
+    def __init__(self, owner: Any, msg_type: Any, topic: str, qos: Any, callback: Callable[[Any, float], None],
+                 read: Callable[[bytes], Any] | None = None):
         import rclpy
         from rclpy.parameter import Parameter
 
         self.topic = owner.resolve_topic_name(topic)
         self._callback = callback
+        self._read = read
         name = owner.get_name().lstrip("_")
         self.node = rclpy.create_node(f"_{name}_poll", context=owner.context, namespace=owner.get_namespace(),
                                       start_parameter_services=False, use_global_arguments=False,
                                       parameter_overrides=[Parameter("use_sim_time", value=False)])
-        self._sub = self.node.create_subscription(msg_type, self.topic, lambda _msg: None, qos)
+        self._sub = self.node.create_subscription(msg_type, self.topic, lambda _msg: None, qos, raw=read is not None)
         if not (hasattr(self._sub, "handle") and hasattr(self._sub.handle, "take_message")):
             self.destroy()
             raise RuntimeError("this rclpy has no take_message: use an executor subscription")
 
     def poll(self) -> int:
         """Deliver every queued message in arrival order; returns how many."""
-        sub, taken = self._sub, 0
+        sub, read, taken = self._sub, self._read, 0
         # received_timestamp is the system clock (ns); shift it onto perf_counter's monotonic clock
         offset = time.time() - time.perf_counter()
         while True:
@@ -50,6 +56,13 @@ class PolledSubscription:
             if got is None:
                 return taken
             msg, info = got
+            if read is not None:
+                data = msg
+                msg = read(data)
+                if msg is None:
+                    from rclpy.serialization import deserialize_message
+
+                    msg = deserialize_message(data, sub.msg_type)
             stamp = info.get("received_timestamp", 0) if isinstance(info, dict) else 0
             self._callback(msg, stamp * 1e-9 - offset if stamp else float("nan"))
             taken += 1
