@@ -458,6 +458,78 @@ def print_round_trip(rt: RoundTripResult) -> bool:
     return ok
 
 
+def handling_stages(commands: int = 400, busy: bool = False) -> dict[str, tuple[float, float]]:
+    """Our handling of one command, stage by stage, in one process without a paced wait: a SimulatorNode (the
+    round trip's configuration) whose simulation thread this thread replaces, and a publisher of the round trip's
+    command (joint7's velocity, alternating sign). Per stage (min, median) us over ``commands`` commands: the
+    minimum is the least it cost, the median what a loaded machine adds to it. Between two commands the thread
+    sleeps 2 ms, as the paced simulation thread sleeps between steps, or with ``busy`` spins for them, which
+    keeps its caches warm: the difference is what waking costs each stage."""
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+
+    from robot_core.nodes.simulator import SimulatorNode
+
+    context = Context()
+    rclpy.init(args=["--ros-args", "-p", f"urdf_path:={URDF}", "-p", "publish_rate:=1000.0", "-p",
+                     "publish_tf:=false", "-p", "start_paused:=true"], context=context)
+    node = SimulatorNode(context=context)
+    try:
+        node._stop.set()
+        node._wake.set()
+        node._thread.join()
+        node._paused = False
+        pub = node.create_publisher(JointState, node.params["joint_commands_topic"],
+                                    QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+        engine, protocol = node.engine, node._protocol
+        node._set_stamp(engine.step_count * node._dt_ns)
+        times: dict[str, list[float]] = {k: [] for k in ("take (raw take, read, decode, queue)", "decode alone",
+                                                         "apply commands", "step", "publish states")}
+        deadline = time.monotonic() + 10
+        while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for k in range(commands):
+            msg = JointState(name=["joint7"], velocity=[0.3 if k % 2 else -0.3])
+            pub.publish(msg)
+            if busy:
+                end = time.perf_counter() + 0.002
+                while time.perf_counter() < end:
+                    pass
+            else:
+                time.sleep(0.002)  # delivered meanwhile (same process, shared memory)
+            t0 = time.perf_counter()
+            taken = node._cmd_poll.poll()
+            t1 = time.perf_counter()
+            protocol.parse(msg.name, msg.position, msg.velocity, msg.effort)
+            t2 = time.perf_counter()
+            node._apply_commands()
+            t3 = time.perf_counter()
+            engine.step(1)
+            t4 = time.perf_counter()
+            node._publish_joint_states()
+            t5 = time.perf_counter()
+            if taken != 1:
+                continue
+            for key, dt in zip(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
+                times[key].append(dt * 1e6)
+        return {k: (float(np.min(v)), float(np.median(v))) for k, v in times.items() if v}
+    finally:
+        node.shutdown()
+        node.destroy_node()
+        context.try_shutdown()
+
+
+def print_handling_stages(stages: dict[str, tuple[float, float]], how: str) -> None:
+    print(f"  our handling per command, in one process, {how}:")
+    for k, (lo, med) in stages.items():
+        print(f"    {k:<40} min {lo:>6.1f} us   median {med:>6.1f} us")
+    ours = [k for k in stages if k != "decode alone" and k != "step"]
+    print(f"    {'our handling (take + apply + publish)':<40} min {sum(stages[k][0] for k in ours):>6.1f} us   "
+          f"median {sum(stages[k][1] for k in ours):>6.1f} us   (budget 100)")
+
+
 PR2_LABEL = "full PR2, embedded, all ctrl, 1 kHz"
 
 
@@ -518,6 +590,8 @@ def main() -> int:
         finally:
             client.shutdown()
         ok = print_round_trip(result)
+        print_handling_stages(handling_stages(), "sleeping 2 ms between commands as the paced simulator does")
+        print_handling_stages(handling_stages(busy=True), "spinning between commands (caches kept warm)")
         print(f"target round trip <= raw echo + 600 us: {'met' if ok else 'NOT met'} "
               f"(load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end)")
         return 0
