@@ -207,8 +207,9 @@ def measure_in_process(urdf: Path, seconds: float, params: dict[str, str]) -> tu
 def tick_breakdown(urdf: Path, windows: int = 300, steps: int = 50) -> list[tuple[str, float]]:
     """Where a step's wall time goes, states 100 Hz + /clock 1 kHz + /tf 100 Hz: a SimulatorNode and the bare
     anchor's loop (:class:`_bare_sim_node.BareSimAnchor`) in this process, no subscribers, each part timed in
-    short windows of ``steps`` calls interleaved ``windows`` times, keeping each part's fastest window (on a
-    loaded machine the fastest windows are those nothing preempted). Returns (part, us per call)."""
+    short windows of ``steps`` calls (after 10 untimed ones) interleaved ``windows`` times, keeping each part's
+    fastest window (on a loaded machine the fastest windows are those nothing preempted). Returns (part, us per
+    call)."""
     import mujoco
     import rclpy
     from _bare_sim_node import BareSimAnchor
@@ -253,6 +254,8 @@ def tick_breakdown(urdf: Path, windows: int = 300, steps: int = 50) -> list[tupl
         best = dict.fromkeys(parts, float("inf"))
         for _ in range(windows):
             for label, fn in parts.items():
+                for _ in range(10):  # out of the caches the previous part left behind
+                    fn()
                 t0 = time.perf_counter()
                 for _ in range(steps):
                     fn()
