@@ -340,7 +340,7 @@ class RoundTripResult:
 DECOMPOSITION = {
     "hop in (publish -> DDS in simulator)": ("sent", "arrived"),
     "wait for the next step": ("arrived", "began"),
-    "take (rclpy take_message)": ("began", "received"),
+    "take (bytes, read)": ("began", "received"),
     "decode and queue": ("received", "parsed"),
     "to the applying": ("parsed", "tick"),
     "apply commands": ("tick", "stepping"),
@@ -348,7 +348,7 @@ DECOMPOSITION = {
     "publish states": ("stepped", "published"),
     "hop out (publish -> probe)": ("published", "answered"),
 }
-OUR_HANDLING = ("take (rclpy take_message)", "decode and queue", "to the applying", "apply commands",
+OUR_HANDLING = ("take (bytes, read)", "decode and queue", "to the applying", "apply commands",
                 "publish states")
 
 
