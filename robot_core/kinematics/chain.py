@@ -26,6 +26,7 @@ import math
 import mujoco
 import numpy as np
 
+from robot_core.kinematics.chain_model import build_chain_model
 from robot_core.kinematics.ik import (
     LIBRARY_SEEDS,
     LIBRARY_SIZE,
@@ -149,13 +150,45 @@ class SerialKinematicChain:
         self.upper = np.array(upper, dtype=float)
 
         self.built = built if built is not None else build_query_model(model)
-        m = self.built.model
+        full = self.built.model
+        self.held_qpos = held_qpos(self.built, hold_positions)
+        # The whole robot's model: every link's pose, wrenches on any link, the mass matrix.
+        self._full_m = full
+        self._full_d = mujoco.MjData(full)
+        self._full_d.qpos[:] = self.held_qpos
+        self._full_qadr = _as_slice(self.built.qpos_indices(self.joint_names))
+        self._full_dadr = self.built.dof_indices(self.joint_names)
+        frames = [self.built.link_frame(name) for name in self.link_names]
+        self._full_bodies = np.array([f.body_id for f in frames], dtype=np.int64)
+        self._full_offsets = [None if f.offset_is_identity else f.offset for f in frames]
+        self._full_jac = np.zeros((6, full.nv))
+        self._mfull = np.zeros((full.nv, full.nv))
+        # The base is still while the chain moves: compute its world pose once.
+        mujoco.mj_kinematics(full, self._full_d)
+        t_wb = self.built.link_pose(self._full_d, base_link)
+        self._full_base_is_world = bool(np.allclose(t_wb, np.eye(4), rtol=0.0, atol=0.0))
+        self._full_r_wb = t_wb[:3, :3].copy()
+        self._full_t_base_world = np.linalg.inv(t_wb)
+        # The hot queries (FK, Jacobian, dynamics, IK) run on the chain's own model where it applies.
+        base, tip = frames[0], frames[-1]
+        chain_model = build_chain_model(full, self.held_qpos, base.body_id, base.offset, tip.body_id, tip.offset,
+                                        [self.built.joints[name].joint_id for name in self.joint_names])
+        self.uses_chain_model = chain_model is not None
+        if chain_model is not None:
+            self._bind_queries(chain_model.model, np.arange(self.n), np.arange(self.n), chain_model.tip_body, None,
+                               np.eye(4))
+        else:
+            self._bind_queries(full, self.built.qpos_indices(self.joint_names),
+                               self.built.dof_indices(self.joint_names), tip.body_id,
+                               None if tip.offset_is_identity else tip.offset, t_wb)
+            self._d.qpos[:] = self.held_qpos
+        self._seed_library: SeedLibrary | None = None
+
+    def _bind_queries(self, m: mujoco.MjModel, qadr: np.ndarray, dadr: np.ndarray, tip_body: int,
+                      tip_offset: np.ndarray | None, t_wb: np.ndarray) -> None:
+        """The model, data, indices and views the hot queries use (the chain model, or the whole model)."""
         self._m = m
         self._d = mujoco.MjData(m)
-        self.held_qpos = held_qpos(self.built, hold_positions)
-        self._d.qpos[:] = self.held_qpos
-        qadr = self.built.qpos_indices(self.joint_names)
-        dadr = self.built.dof_indices(self.joint_names)
         self._qadr = _as_slice(qadr)
         self._dadr = _as_slice(dadr)
         self._dadr_arr = dadr
@@ -165,36 +198,24 @@ class SerialKinematicChain:
         self._qacc = self._d.qacc
         self._xpos = self._d.xpos
         self._xmat = self._d.xmat
-        frames = [self.built.link_frame(name) for name in self.link_names]
-        self._bodies = np.array([f.body_id for f in frames], dtype=np.int64)
-        tip = frames[-1]
-        self._tip_body = tip.body_id
-        self._tip_offset = None if tip.offset_is_identity else tip.offset
-        self._offsets = [None if f.offset_is_identity else f.offset for f in frames]
+        self._tip_body = tip_body
+        self._tip_offset = tip_offset
         self._jac = np.zeros((6, m.nv))
         self._jacdot = np.zeros((6, m.nv))
         self._jacp = self._jac[:3]
         self._jacr = self._jac[3:]
         self._rne = np.zeros(m.nv)
-        self._mfull = np.zeros((m.nv, m.nv))
         # Views into the private MjData (valid for its lifetime) so the hot queries index nothing per call.
-        self._xpos_tip = self._xpos[self._tip_body]
-        self._xmat_tip = self._xmat[self._tip_body].reshape(3, 3)
+        self._xpos_tip = self._xpos[tip_body]
+        self._xmat_tip = self._xmat[tip_body].reshape(3, 3)
         self._rne_chain = self._rne[self._dadr]
         self._jac_chain = self._jac[:, self._dadr]
-        self._fk_fast = self._tip_offset is None
-        self._jac_fast = self._tip_offset is None and self._dadr_is_slice
-        # The base is still while the chain moves: compute its world pose once.
-        mujoco.mj_kinematics(m, self._d)
-        t_wb = self.built.link_pose(self._d, base_link)
-        self._t_world_base = t_wb
+        self._fk_fast = tip_offset is None
+        self._jac_fast = tip_offset is None and self._dadr_is_slice
         self._r_wb = t_wb[:3, :3].copy()
         self._p_wb = t_wb[:3, 3].copy()
         self._base_is_world = bool(np.allclose(t_wb, np.eye(4), rtol=0.0, atol=0.0))
-        self._t_base_world = np.eye(4)
-        self._t_base_world[:3, :3] = self._r_wb.T
-        self._t_base_world[:3, 3] = -self._r_wb.T @ self._p_wb
-        self._seed_library: SeedLibrary | None = None
+        self._t_base_world = np.linalg.inv(t_wb)
 
     # -- helpers ----------------------------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -258,17 +279,19 @@ class SerialKinematicChain:
         q = self._check_q(q)
         if respect_limits:
             q = q.clip(self.lower, self.upper)
-        self._set_q(q)
-        b = self._bodies
+        d = self._full_d
+        d.qpos[self._full_qadr] = q
+        mujoco.mj_kinematics(self._full_m, d)
+        b = self._full_bodies
         t = np.zeros((len(b), 4, 4))
-        t[:, :3, :3] = self._xmat[b].reshape(-1, 3, 3)
-        t[:, :3, 3] = self._xpos[b]
+        t[:, :3, :3] = d.xmat[b].reshape(-1, 3, 3)
+        t[:, :3, 3] = d.xpos[b]
         t[:, 3, 3] = 1.0
-        for i, off in enumerate(self._offsets):
+        for i, off in enumerate(self._full_offsets):
             if off is not None:
                 t[i] = t[i] @ off
-        if not self._base_is_world:
-            t = self._t_base_world @ t
+        if not self._full_base_is_world:
+            t = self._full_t_base_world @ t
         return list(t)
 
     def jacobian(self, q) -> np.ndarray:
@@ -448,11 +471,15 @@ class SerialKinematicChain:
         _mj_rne(m, d, 1, self._rne)
         tau = self._rne_chain.copy() if self._dadr_is_slice else self._rne[dadr]
         if external_wrenches:
-            tau -= self._wrench_torques(external_wrenches)
+            tau -= self._wrench_torques(q, external_wrenches)
         return tau
 
-    def _wrench_torques(self, wrenches: dict[str, np.ndarray]) -> np.ndarray:
-        """sum_k J_k^T w_k for wrenches (base frame) at link origins; needs kinematics + comPos done."""
+    def _wrench_torques(self, q: np.ndarray, wrenches: dict[str, np.ndarray]) -> np.ndarray:
+        """sum_k J_k^T w_k at q for wrenches (base frame) at link origins, on the whole robot's model."""
+        m, d = self._full_m, self._full_d
+        d.qpos[self._full_qadr] = q
+        mujoco.mj_fwdKinematics(m, d)
+        jac = self._full_jac
         out = np.zeros(self.n)
         for link, w in wrenches.items():
             w = np.asarray(w, dtype=float)
@@ -463,15 +490,15 @@ class SerialKinematicChain:
                 lf = self.built.link_frame(link)
             except KeyError:
                 raise ValueError(f"external wrench names unknown link '{link}' of robot '{self.model.name}'") from None
-            p = self._xpos[lf.body_id]
+            p = d.xpos[lf.body_id]
             if not lf.offset_is_identity:
-                p = p + self._xmat[lf.body_id].reshape(3, 3) @ lf.offset[:3, 3]
-            mujoco.mj_jac(self._m, self._d, self._jacp, self._jacr, p, lf.body_id)
-            jac = self._jac[:, self._dadr]
+                p = p + d.xmat[lf.body_id].reshape(3, 3) @ lf.offset[:3, 3]
+            mujoco.mj_jac(m, d, jac[:3], jac[3:], p, lf.body_id)
+            chain_jac = jac[:, self._full_dadr]
             f, t = w[:3], w[3:]
-            if not self._base_is_world:
-                f, t = self._r_wb @ f, self._r_wb @ t
-            out += jac[:3].T @ f + jac[3:].T @ t
+            if not self._full_base_is_world:
+                f, t = self._full_r_wb @ f, self._full_r_wb @ t
+            out += chain_jac[:3].T @ f + chain_jac[3:].T @ t
         return out
 
     @property
@@ -523,11 +550,11 @@ class SerialKinematicChain:
     def mass_matrix(self, q) -> np.ndarray:
         """nxn joint-space inertia matrix of the chain's joints at q."""
         q = self._check_q(q)
-        self._qpos[self._qadr] = q
-        m, d = self._m, self._d
+        m, d = self._full_m, self._full_d
+        d.qpos[self._full_qadr] = q
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         mujoco.mj_crb(m, d)
         mujoco.mj_fullM(m, d, self._mfull)
-        idx = self._dadr_arr
+        idx = self._full_dadr
         return self._mfull[np.ix_(idx, idx)]
