@@ -31,6 +31,7 @@ from robot_core.kinematics.ik import (
     LIBRARY_SEEDS,
     LIBRARY_SIZE,
     RECOVERY_ATTEMPTS,
+    ROTATION_WEIGHT,
     IKResult,
     SeedLibrary,
     orientation_error_vector,
@@ -52,6 +53,8 @@ _mj_jac_body = mujoco.mj_jacBody
 _mj_rne = mujoco.mj_rne
 _ndarray = np.ndarray
 _float64 = np.dtype(np.float64)
+_IK_OPTIONS = {"position_tolerance", "orientation_tolerance", "max_iterations", "position_only", "joint_weights",
+               "recovery_attempts"}
 
 
 def build_query_model(model: RobotModel) -> BuiltModel:
@@ -377,39 +380,59 @@ class SerialKinematicChain:
         ``joint_weights`` (n,) > 0: cost of moving each joint (higher = moves less).
         """
         p_t, r_t = self._target_world(target, position_only)
-        q_seed = self._check_q(q_seed, "q_seed")
-        if not np.all(np.isfinite(q_seed)):
-            raise ValueError(f"chain {self.base_link}->{self.tip_link}: q_seed is not finite: {q_seed}")
-        weights = None
-        if joint_weights is not None:
-            weights = self._check_q(joint_weights, "joint_weights")
-            if not np.all(weights > 0) or not np.all(np.isfinite(weights)):
-                raise ValueError(f"joint_weights must be finite and > 0, got {weights}")
-        return solve_ik(self._make_residual(p_t, r_t), q_seed, self.lower, self.upper,
+        return solve_ik(self._make_residual(p_t, r_t), self._checked_seed(q_seed), self.lower, self.upper,
                         position_tolerance=position_tolerance, orientation_tolerance=orientation_tolerance,
-                        max_iterations=max_iterations, joint_weights=weights, recovery_attempts=recovery_attempts)
+                        max_iterations=max_iterations, joint_weights=self._checked_weights(joint_weights),
+                        recovery_attempts=recovery_attempts)
+
+    def _checked_seed(self, q_seed) -> np.ndarray:
+        q_seed = self._check_q(q_seed, "q_seed")
+        if not math.isfinite(np.add.reduce(q_seed)):
+            raise ValueError(f"chain {self.base_link}->{self.tip_link}: q_seed is not finite: {q_seed}")
+        return q_seed
+
+    def _checked_weights(self, joint_weights) -> np.ndarray | None:
+        if joint_weights is None:
+            return None
+        weights = self._check_q(joint_weights, "joint_weights")
+        if not np.all(weights > 0) or not np.all(np.isfinite(weights)):
+            raise ValueError(f"joint_weights must be finite and > 0, got {weights}")
+        return weights
 
     def inverse_kinematics_with_restarts(self, target, q_seed=None, restarts: int = 20, seed: int | None = None,
                                          **kwargs) -> IKResult:
         """Any solution, fast: IK from ``q_seed`` (if given; cut short after ``SEED_BUDGET`` iterations) and from the
         ``LIBRARY_SEEDS`` configurations of :meth:`seed_library` whose tips lie nearest the target, the seed first
         when its tip is at least as near; then from up to ``restarts`` uniformly random seeds in the limits. The
-        result may be far from ``q_seed``."""
-        rng = np.random.default_rng(seed)
-        p_t, r_t = self._target_world(target, bool(kwargs.get("position_only", False)))
+        result may be far from ``q_seed``. ``kwargs``: those of :meth:`inverse_kinematics`."""
+        # Target, seed and options are checked once and one residual serves every attempt: in the common case
+        # (a library seed converging in a handful of iterations) this set-up is a large share of the call.
+        unknown = sorted(set(kwargs) - _IK_OPTIONS)
+        if unknown:
+            raise TypeError(f"inverse_kinematics_with_restarts() got unexpected keyword arguments {unknown}")
+        options = dict(kwargs)
+        p_t, r_t = self._target_world(target, bool(options.pop("position_only", False)))
+        options["joint_weights"] = self._checked_weights(options.get("joint_weights"))
+        residual = self._make_residual(p_t, r_t)
+        lower, upper = self.lower, self.upper
         lib = self.seed_library()
         library, scores = lib.nearest(p_t, r_t, LIBRARY_SEEDS)
         seed_first = True
         if q_seed is not None:
-            q_seed = self._check_q(q_seed, "q_seed")
-            self._set_q(np.clip(q_seed, self.lower, self.upper))
+            q_seed = self._checked_seed(q_seed)
+            self._set_q(np.minimum(np.maximum(q_seed, lower), upper))
             p, r = self._tip_world()
-            seed_first = bool(lib.scores(p[None], r.reshape(1, 9), p_t, r_t)[0] <= scores[0])
+            diff = p - p_t
+            score = float(diff @ diff)
+            if r_t is not None:
+                score += ROTATION_WEIGHT * (3.0 - float(r.reshape(9) @ r_t.reshape(9)))
+            seed_first = bool(score <= scores[0])
 
         def solve(s: np.ndarray, **overrides) -> IKResult:
-            return self.inverse_kinematics(target, s, **{**kwargs, **overrides})
+            return solve_ik(residual, s, lower, upper, **{**options, **overrides})
 
-        return solve_ik_with_restarts(solve, self.lower, self.upper, q_seed, restarts, rng, library, seed_first)
+        return solve_ik_with_restarts(solve, lower, upper, q_seed, restarts, lambda: np.random.default_rng(seed),
+                                      library, seed_first)
 
     def seed_library(self) -> SeedLibrary:
         """The chain's restart seeds (built on first use, ~LIBRARY_SIZE FK calls, deterministic)."""
