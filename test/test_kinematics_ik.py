@@ -268,3 +268,9 @@ def test_seed_library_nearest_equals_the_direct_scores(panda):
             order = np.argsort(direct)[:4]
             np.testing.assert_array_equal(qs, lib.qs[order])
             np.testing.assert_allclose(values, direct[order], atol=1e-12)
+
+
+def test_restarts_refuse_an_unknown_option_before_solving(panda):
+    target = panda.forward_kinematics(np.zeros(panda.n))
+    with pytest.raises(TypeError, match="position_tolerence"):
+        panda.inverse_kinematics_with_restarts(target, position_tolerence=1e-3)
