@@ -324,7 +324,7 @@ class SerialKinematicChain:
         """IK residual closure (world frame) over the private MjData; see ik.Residual.
 
         Written for the LM loop's hot path: everything it indexes is bound once here, MuJoCo does the kinematics
-        and the quaternion error, and norms are taken as Python floats (numpy scalars cost more).
+        and the quaternion error, and norms are taken as Python floats by mju_norm (numpy's cost more).
         """
         m, d = self._m, self._d
         qpos, qadr, dadr = self._qpos, self._qadr, self._dadr
@@ -340,8 +340,9 @@ class SerialKinematicChain:
             mujoco.mju_mat2Quat(quat_t, np.ascontiguousarray(r_t).reshape(9))
         qneg = np.empty(4)
         qerr = np.empty(4)
-        fwd_kinematics, jac_body, neg_quat, mul_quat, quat2vel = (
-            _mj_fwd_kinematics, _mj_jac_body, mujoco.mju_negQuat, mujoco.mju_mulQuat, mujoco.mju_quat2Vel)
+        fwd_kinematics, jac_body, neg_quat, mul_quat, quat2vel, norm = (
+            _mj_fwd_kinematics, _mj_jac_body, mujoco.mju_negQuat, mujoco.mju_mulQuat, mujoco.mju_quat2Vel,
+            mujoco.mju_norm)
 
         def residual(q: np.ndarray):
             qpos[qadr] = q
@@ -355,7 +356,7 @@ class SerialKinematicChain:
             j = chain_view.copy() if chain_view is not None else jac[rows, dadr]
             if r_t is None:
                 e = p_t - p
-                return e, j, math.sqrt(e @ e), 0.0
+                return e, j, norm(e), 0.0
             e = np.empty(6)
             ep, eo = e[:3], e[3:]
             np.subtract(p_t, p, out=ep)
@@ -365,7 +366,7 @@ class SerialKinematicChain:
                 neg_quat(qneg, xquat_tip)
                 mul_quat(qerr, quat_t, qneg)
                 quat2vel(eo, qerr, 1.0)
-            return e, j, math.sqrt(ep @ ep), math.sqrt(eo @ eo)
+            return e, j, norm(ep), norm(eo)
 
         return residual
 

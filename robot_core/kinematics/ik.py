@@ -54,6 +54,10 @@ ROTATION_WEIGHT = 0.05  # m^2 per unit of (1 - cos angle) x 2 in SeedLibrary's d
 
 _chol_factor = mujoco.mju_cholFactor
 _chol_solve = mujoco.mju_cholSolve
+_mul_mat_mat_t = mujoco.mju_mulMatMatT
+_mul_mat_t_vec = mujoco.mju_mulMatTVec
+_mul_mat_vec = mujoco.mju_mulMatVec
+_dot = mujoco.mju_dot
 
 
 class IKStatus(enum.Enum):
@@ -94,13 +98,15 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
     # evaluates the residual and its Jacobian once, solves (J W J^T + lambda' I) y = e in place in a preallocated
     # matrix with MuJoCo's Cholesky, and clips with ufuncs into preallocated arrays (ndarray.clip's wrapper costs
     # more than the clipping). Reductions go through np.count_nonzero and ufunc.reduce: ndarray.all/any/max/sum
-    # pass through a Python wrapper that costs more than the 7 numbers they reduce.
-    maximum, minimum, matmul, chol_factor, chol_solve = np.maximum, np.minimum, np.matmul, _chol_factor, _chol_solve
+    # pass through a Python wrapper that costs more than the 7 numbers they reduce. Products and dot products go
+    # through MuJoCo's mju_* into preallocated arrays: half the cost of numpy's on these sizes.
+    maximum, minimum, chol_factor, chol_solve = np.maximum, np.minimum, _chol_factor, _chol_solve
     count_nonzero, add_reduce, max_reduce, absolute = np.count_nonzero, np.add.reduce, np.maximum.reduce, np.abs
+    mul_mat_mat_t, mul_mat_t_vec, mul_mat_vec, dot = _mul_mat_mat_t, _mul_mat_t_vec, _mul_mat_vec, _dot
     q = minimum(maximum(q0, lower), upper)
     e, jac, perr, oerr = residual(q)
     m = len(e)
-    cost = float(e @ e)
+    cost = dot(e, e)
     lam = LAMBDA_INIT
     nu = 2.0
     it = 0
@@ -110,6 +116,8 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
         mobility = np.ones(len(q))
     a = np.empty((m, m))
     y = np.empty(m)
+    jdq = np.empty(m)
+    step = np.empty(len(q))
     a_diag = a.reshape(-1)[:: m + 1]
     q_new = np.empty_like(q)
     at_lower = at_upper = None
@@ -121,11 +129,12 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
         free = mobility
         for _ in range(3):
             jw = jac if uniform and free is mobility else jac * free
-            matmul(jw, jac.T, out=a)
+            mul_mat_mat_t(a, jw, jac)
             a_diag += lam * (1.0 + add_reduce(a_diag) / m)
             chol_factor(a, 1e-15)
             chol_solve(y, a, e)
-            dq = jw.T @ y
+            dq = step
+            mul_mat_t_vec(dq, jw, y)
             big = max_reduce(absolute(dq))
             if big > MAX_STEP:
                 dq *= MAX_STEP / big
@@ -140,11 +149,11 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
             if not count_nonzero(pinned):
                 break
             free = np.where(pinned, 0.0, free)
-        dq = q_clip - q
-        jdq = jac @ dq
-        predicted = 2.0 * float(e @ jdq) - float(jdq @ jdq)
+        np.subtract(q_clip, q, out=step)
+        mul_mat_vec(jdq, jac, step)
+        predicted = 2.0 * dot(e, jdq) - dot(jdq, jdq)
         e_new, jac_new, perr_new, oerr_new = residual(q_clip)
-        cost_new = float(e_new @ e_new)
+        cost_new = dot(e_new, e_new)
         actual = cost - cost_new
         if actual > 0.0:
             rho = actual / predicted if predicted > 0.0 else 0.0
