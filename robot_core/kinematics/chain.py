@@ -388,7 +388,8 @@ class SerialKinematicChain:
 
     def _checked_seed(self, q_seed) -> np.ndarray:
         q_seed = self._check_q(q_seed, "q_seed")
-        if not math.isfinite(np.add.reduce(q_seed)):
+        # (one cheap reduction; a sum that overflowed from finite values is looked at closer)
+        if not math.isfinite(np.add.reduce(q_seed)) and not np.all(np.isfinite(q_seed)):
             raise ValueError(f"chain {self.base_link}->{self.tip_link}: q_seed is not finite: {q_seed}")
         return q_seed
 
