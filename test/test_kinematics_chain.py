@@ -180,3 +180,36 @@ def test_tree_floating_and_planar_values():
     np.testing.assert_allclose(poses["c"][:3, :3], [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-14)
     with pytest.raises(ValueError, match="takes 7"):
         tree.link_poses({"f": [1, 2, 3]})
+
+
+@pytest.mark.parametrize(("base", "tip", "hold"), [
+    ("torso_lift_link", "r_gripper_tool_frame", {"torso_lift_joint": 0.1, "r_gripper_l_finger_joint": 0.2}),
+    ("base_footprint", "l_wrist_roll_link", {"torso_lift_joint": 0.2, "head_pan_joint": 0.3}),
+])
+def test_the_chain_model_and_the_whole_model_agree(pr2_robot, monkeypatch, base, tip, hold):
+    """The per-call queries run on the chain's own model (chain_model.py); a chain it does not fit queries the
+    whole model. Both give the same answers (PR2: a base that is not the root, held side branches, a tip frame off
+    its body's origin)."""
+    import robot_core.kinematics.chain as chain_module
+
+    fast = SerialKinematicChain(pr2_robot, base, tip, hold_positions=hold)
+    monkeypatch.setattr(chain_module, "build_chain_model", lambda *args: None)
+    whole = SerialKinematicChain(pr2_robot, base, tip, hold_positions=hold)
+    assert fast.uses_chain_model and not whole.uses_chain_model
+    rng = np.random.default_rng(4)
+    lo = np.where(np.isfinite(fast.lower), fast.lower, -np.pi)
+    hi = np.where(np.isfinite(fast.upper), fast.upper, np.pi)
+    for _ in range(20):
+        q, qd, qdd = rng.uniform(lo, hi), rng.uniform(-1, 1, fast.n), rng.uniform(-1, 1, fast.n)
+        np.testing.assert_allclose(fast.forward_kinematics(q), whole.forward_kinematics(q), atol=1e-12)
+        np.testing.assert_allclose(fast.jacobian(q), whole.jacobian(q), atol=1e-12)
+        np.testing.assert_allclose(fast.inverse_dynamics(q, qd, qdd), whole.inverse_dynamics(q, qd, qdd), atol=1e-9)
+        np.testing.assert_allclose(fast.gravity_torques(q), whole.gravity_torques(q), atol=1e-9)
+        for a, b in zip(fast.tip_acceleration(q, qd, qdd), whole.tip_acceleration(q, qd, qdd), strict=True):
+            np.testing.assert_allclose(a, b, atol=1e-10)
+    np.testing.assert_allclose(fast.gravity, whole.gravity, atol=1e-14)
+    target = fast.forward_kinematics(rng.uniform(lo, hi))
+    for chain in (fast, whole):
+        result = chain.inverse_kinematics_with_restarts(target, seed=1)
+        assert result.success
+        np.testing.assert_allclose(whole.forward_kinematics(result.q), target, atol=1e-5)

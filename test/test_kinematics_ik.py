@@ -254,3 +254,23 @@ def test_restarts_start_from_the_library_configuration_nearest_the_target(panda)
         iterations.append(res.iterations)
     print(f"restarts from random seeds: median {np.median(iterations):.0f} iterations")
     assert np.median(iterations) <= 15, iterations  # ~40 without the library
+
+
+def test_seed_library_nearest_equals_the_direct_scores(panda):
+    """nearest() scores every stored pose by one product of expanded terms: same order and values as scores()."""
+    lib = panda.seed_library()
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        target = panda.forward_kinematics(rng.uniform(panda.lower, panda.upper))
+        for r_t in (target[:3, :3], None):
+            direct = lib.scores(lib.positions, lib.rotations, target[:3, 3], r_t)
+            qs, values = lib.nearest(target[:3, 3], r_t, 4)
+            order = np.argsort(direct)[:4]
+            np.testing.assert_array_equal(qs, lib.qs[order])
+            np.testing.assert_allclose(values, direct[order], atol=1e-12)
+
+
+def test_restarts_refuse_an_unknown_option_before_solving(panda):
+    target = panda.forward_kinematics(np.zeros(panda.n))
+    with pytest.raises(TypeError, match="position_tolerence"):
+        panda.inverse_kinematics_with_restarts(target, position_tolerence=1e-3)

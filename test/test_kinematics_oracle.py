@@ -293,3 +293,9 @@ def test_dynamics_consistency(setup):
         rhs = chain.mass_matrix(q) @ qdd + chain.inverse_dynamics(q, qd, np.zeros(chain.n))
         np.testing.assert_allclose(lhs, rhs, atol=1e-9)
 
+
+
+def test_hot_queries_run_on_the_chain_model(setup):
+    """Every oracle case fits the chain-only model (chain_model.py), so the checks above are of that model."""
+    _name, _case, chain, _pc = setup
+    assert chain.uses_chain_model

@@ -26,10 +26,12 @@ import math
 import mujoco
 import numpy as np
 
+from robot_core.kinematics.chain_model import build_chain_model
 from robot_core.kinematics.ik import (
     LIBRARY_SEEDS,
     LIBRARY_SIZE,
     RECOVERY_ATTEMPTS,
+    ROTATION_WEIGHT,
     IKResult,
     SeedLibrary,
     orientation_error_vector,
@@ -51,6 +53,8 @@ _mj_jac_body = mujoco.mj_jacBody
 _mj_rne = mujoco.mj_rne
 _ndarray = np.ndarray
 _float64 = np.dtype(np.float64)
+_IK_OPTIONS = {"position_tolerance", "orientation_tolerance", "max_iterations", "position_only", "joint_weights",
+               "recovery_attempts"}
 
 
 def build_query_model(model: RobotModel) -> BuiltModel:
@@ -149,13 +153,45 @@ class SerialKinematicChain:
         self.upper = np.array(upper, dtype=float)
 
         self.built = built if built is not None else build_query_model(model)
-        m = self.built.model
+        full = self.built.model
+        self.held_qpos = held_qpos(self.built, hold_positions)
+        # The whole robot's model: every link's pose, wrenches on any link, the mass matrix.
+        self._full_m = full
+        self._full_d = mujoco.MjData(full)
+        self._full_d.qpos[:] = self.held_qpos
+        self._full_qadr = _as_slice(self.built.qpos_indices(self.joint_names))
+        self._full_dadr = self.built.dof_indices(self.joint_names)
+        frames = [self.built.link_frame(name) for name in self.link_names]
+        self._full_bodies = np.array([f.body_id for f in frames], dtype=np.int64)
+        self._full_offsets = [None if f.offset_is_identity else f.offset for f in frames]
+        self._full_jac = np.zeros((6, full.nv))
+        self._mfull = np.zeros((full.nv, full.nv))
+        # The base is still while the chain moves: compute its world pose once.
+        mujoco.mj_kinematics(full, self._full_d)
+        t_wb = self.built.link_pose(self._full_d, base_link)
+        self._full_base_is_world = bool(np.allclose(t_wb, np.eye(4), rtol=0.0, atol=0.0))
+        self._full_r_wb = t_wb[:3, :3].copy()
+        self._full_t_base_world = np.linalg.inv(t_wb)
+        # The hot queries (FK, Jacobian, dynamics, IK) run on the chain's own model where it applies.
+        base, tip = frames[0], frames[-1]
+        chain_model = build_chain_model(full, self.held_qpos, base.body_id, base.offset, tip.body_id, tip.offset,
+                                        [self.built.joints[name].joint_id for name in self.joint_names])
+        self.uses_chain_model = chain_model is not None
+        if chain_model is not None:
+            self._bind_queries(chain_model.model, np.arange(self.n), np.arange(self.n), chain_model.tip_body, None,
+                               np.eye(4))
+        else:
+            self._bind_queries(full, self.built.qpos_indices(self.joint_names),
+                               self.built.dof_indices(self.joint_names), tip.body_id,
+                               None if tip.offset_is_identity else tip.offset, t_wb)
+            self._d.qpos[:] = self.held_qpos
+        self._seed_library: SeedLibrary | None = None
+
+    def _bind_queries(self, m: mujoco.MjModel, qadr: np.ndarray, dadr: np.ndarray, tip_body: int,
+                      tip_offset: np.ndarray | None, t_wb: np.ndarray) -> None:
+        """The model, data, indices and views the hot queries use (the chain model, or the whole model)."""
         self._m = m
         self._d = mujoco.MjData(m)
-        self.held_qpos = held_qpos(self.built, hold_positions)
-        self._d.qpos[:] = self.held_qpos
-        qadr = self.built.qpos_indices(self.joint_names)
-        dadr = self.built.dof_indices(self.joint_names)
         self._qadr = _as_slice(qadr)
         self._dadr = _as_slice(dadr)
         self._dadr_arr = dadr
@@ -165,36 +201,24 @@ class SerialKinematicChain:
         self._qacc = self._d.qacc
         self._xpos = self._d.xpos
         self._xmat = self._d.xmat
-        frames = [self.built.link_frame(name) for name in self.link_names]
-        self._bodies = np.array([f.body_id for f in frames], dtype=np.int64)
-        tip = frames[-1]
-        self._tip_body = tip.body_id
-        self._tip_offset = None if tip.offset_is_identity else tip.offset
-        self._offsets = [None if f.offset_is_identity else f.offset for f in frames]
+        self._tip_body = tip_body
+        self._tip_offset = tip_offset
         self._jac = np.zeros((6, m.nv))
         self._jacdot = np.zeros((6, m.nv))
         self._jacp = self._jac[:3]
         self._jacr = self._jac[3:]
         self._rne = np.zeros(m.nv)
-        self._mfull = np.zeros((m.nv, m.nv))
         # Views into the private MjData (valid for its lifetime) so the hot queries index nothing per call.
-        self._xpos_tip = self._xpos[self._tip_body]
-        self._xmat_tip = self._xmat[self._tip_body].reshape(3, 3)
+        self._xpos_tip = self._xpos[tip_body]
+        self._xmat_tip = self._xmat[tip_body].reshape(3, 3)
         self._rne_chain = self._rne[self._dadr]
         self._jac_chain = self._jac[:, self._dadr]
-        self._fk_fast = self._tip_offset is None
-        self._jac_fast = self._tip_offset is None and self._dadr_is_slice
-        # The base is still while the chain moves: compute its world pose once.
-        mujoco.mj_kinematics(m, self._d)
-        t_wb = self.built.link_pose(self._d, base_link)
-        self._t_world_base = t_wb
+        self._fk_fast = tip_offset is None
+        self._jac_fast = tip_offset is None and self._dadr_is_slice
         self._r_wb = t_wb[:3, :3].copy()
         self._p_wb = t_wb[:3, 3].copy()
         self._base_is_world = bool(np.allclose(t_wb, np.eye(4), rtol=0.0, atol=0.0))
-        self._t_base_world = np.eye(4)
-        self._t_base_world[:3, :3] = self._r_wb.T
-        self._t_base_world[:3, 3] = -self._r_wb.T @ self._p_wb
-        self._seed_library: SeedLibrary | None = None
+        self._t_base_world = np.linalg.inv(t_wb)
 
     # -- helpers ----------------------------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -258,17 +282,19 @@ class SerialKinematicChain:
         q = self._check_q(q)
         if respect_limits:
             q = q.clip(self.lower, self.upper)
-        self._set_q(q)
-        b = self._bodies
+        d = self._full_d
+        d.qpos[self._full_qadr] = q
+        mujoco.mj_kinematics(self._full_m, d)
+        b = self._full_bodies
         t = np.zeros((len(b), 4, 4))
-        t[:, :3, :3] = self._xmat[b].reshape(-1, 3, 3)
-        t[:, :3, 3] = self._xpos[b]
+        t[:, :3, :3] = d.xmat[b].reshape(-1, 3, 3)
+        t[:, :3, 3] = d.xpos[b]
         t[:, 3, 3] = 1.0
-        for i, off in enumerate(self._offsets):
+        for i, off in enumerate(self._full_offsets):
             if off is not None:
                 t[i] = t[i] @ off
-        if not self._base_is_world:
-            t = self._t_base_world @ t
+        if not self._full_base_is_world:
+            t = self._full_t_base_world @ t
         return list(t)
 
     def jacobian(self, q) -> np.ndarray:
@@ -298,7 +324,7 @@ class SerialKinematicChain:
         """IK residual closure (world frame) over the private MjData; see ik.Residual.
 
         Written for the LM loop's hot path: everything it indexes is bound once here, MuJoCo does the kinematics
-        and the quaternion error, and norms are taken as Python floats (numpy scalars cost more).
+        and the quaternion error, and norms are taken as Python floats by mju_norm (numpy's cost more).
         """
         m, d = self._m, self._d
         qpos, qadr, dadr = self._qpos, self._qadr, self._dadr
@@ -314,8 +340,9 @@ class SerialKinematicChain:
             mujoco.mju_mat2Quat(quat_t, np.ascontiguousarray(r_t).reshape(9))
         qneg = np.empty(4)
         qerr = np.empty(4)
-        fwd_kinematics, jac_body, neg_quat, mul_quat, quat2vel = (
-            _mj_fwd_kinematics, _mj_jac_body, mujoco.mju_negQuat, mujoco.mju_mulQuat, mujoco.mju_quat2Vel)
+        fwd_kinematics, jac_body, neg_quat, mul_quat, quat2vel, norm = (
+            _mj_fwd_kinematics, _mj_jac_body, mujoco.mju_negQuat, mujoco.mju_mulQuat, mujoco.mju_quat2Vel,
+            mujoco.mju_norm)
 
         def residual(q: np.ndarray):
             qpos[qadr] = q
@@ -329,7 +356,7 @@ class SerialKinematicChain:
             j = chain_view.copy() if chain_view is not None else jac[rows, dadr]
             if r_t is None:
                 e = p_t - p
-                return e, j, math.sqrt(e @ e), 0.0
+                return e, j, norm(e), 0.0
             e = np.empty(6)
             ep, eo = e[:3], e[3:]
             np.subtract(p_t, p, out=ep)
@@ -339,7 +366,7 @@ class SerialKinematicChain:
                 neg_quat(qneg, xquat_tip)
                 mul_quat(qerr, quat_t, qneg)
                 quat2vel(eo, qerr, 1.0)
-            return e, j, math.sqrt(ep @ ep), math.sqrt(eo @ eo)
+            return e, j, norm(ep), norm(eo)
 
         return residual
 
@@ -354,39 +381,60 @@ class SerialKinematicChain:
         ``joint_weights`` (n,) > 0: cost of moving each joint (higher = moves less).
         """
         p_t, r_t = self._target_world(target, position_only)
-        q_seed = self._check_q(q_seed, "q_seed")
-        if not np.all(np.isfinite(q_seed)):
-            raise ValueError(f"chain {self.base_link}->{self.tip_link}: q_seed is not finite: {q_seed}")
-        weights = None
-        if joint_weights is not None:
-            weights = self._check_q(joint_weights, "joint_weights")
-            if not np.all(weights > 0) or not np.all(np.isfinite(weights)):
-                raise ValueError(f"joint_weights must be finite and > 0, got {weights}")
-        return solve_ik(self._make_residual(p_t, r_t), q_seed, self.lower, self.upper,
+        return solve_ik(self._make_residual(p_t, r_t), self._checked_seed(q_seed), self.lower, self.upper,
                         position_tolerance=position_tolerance, orientation_tolerance=orientation_tolerance,
-                        max_iterations=max_iterations, joint_weights=weights, recovery_attempts=recovery_attempts)
+                        max_iterations=max_iterations, joint_weights=self._checked_weights(joint_weights),
+                        recovery_attempts=recovery_attempts)
+
+    def _checked_seed(self, q_seed) -> np.ndarray:
+        q_seed = self._check_q(q_seed, "q_seed")
+        # (one cheap reduction; a sum that overflowed from finite values is looked at closer)
+        if not math.isfinite(np.add.reduce(q_seed)) and not np.all(np.isfinite(q_seed)):
+            raise ValueError(f"chain {self.base_link}->{self.tip_link}: q_seed is not finite: {q_seed}")
+        return q_seed
+
+    def _checked_weights(self, joint_weights) -> np.ndarray | None:
+        if joint_weights is None:
+            return None
+        weights = self._check_q(joint_weights, "joint_weights")
+        if not np.all(weights > 0) or not np.all(np.isfinite(weights)):
+            raise ValueError(f"joint_weights must be finite and > 0, got {weights}")
+        return weights
 
     def inverse_kinematics_with_restarts(self, target, q_seed=None, restarts: int = 20, seed: int | None = None,
                                          **kwargs) -> IKResult:
         """Any solution, fast: IK from ``q_seed`` (if given; cut short after ``SEED_BUDGET`` iterations) and from the
         ``LIBRARY_SEEDS`` configurations of :meth:`seed_library` whose tips lie nearest the target, the seed first
         when its tip is at least as near; then from up to ``restarts`` uniformly random seeds in the limits. The
-        result may be far from ``q_seed``."""
-        rng = np.random.default_rng(seed)
-        p_t, r_t = self._target_world(target, bool(kwargs.get("position_only", False)))
+        result may be far from ``q_seed``. ``kwargs``: those of :meth:`inverse_kinematics`."""
+        # Target, seed and options are checked once and one residual serves every attempt: in the common case
+        # (a library seed converging in a handful of iterations) this set-up is a large share of the call.
+        unknown = sorted(set(kwargs) - _IK_OPTIONS)
+        if unknown:
+            raise TypeError(f"inverse_kinematics_with_restarts() got unexpected keyword arguments {unknown}")
+        options = dict(kwargs)
+        p_t, r_t = self._target_world(target, bool(options.pop("position_only", False)))
+        options["joint_weights"] = self._checked_weights(options.get("joint_weights"))
+        residual = self._make_residual(p_t, r_t)
+        lower, upper = self.lower, self.upper
         lib = self.seed_library()
         library, scores = lib.nearest(p_t, r_t, LIBRARY_SEEDS)
         seed_first = True
         if q_seed is not None:
-            q_seed = self._check_q(q_seed, "q_seed")
-            self._set_q(np.clip(q_seed, self.lower, self.upper))
+            q_seed = self._checked_seed(q_seed)
+            self._set_q(np.minimum(np.maximum(q_seed, lower), upper))
             p, r = self._tip_world()
-            seed_first = bool(lib.scores(p[None], r.reshape(1, 9), p_t, r_t)[0] <= scores[0])
+            diff = p - p_t
+            score = float(diff @ diff)
+            if r_t is not None:
+                score += ROTATION_WEIGHT * (3.0 - float(r.reshape(9) @ r_t.reshape(9)))
+            seed_first = bool(score <= scores[0])
 
         def solve(s: np.ndarray, **overrides) -> IKResult:
-            return self.inverse_kinematics(target, s, **{**kwargs, **overrides})
+            return solve_ik(residual, s, lower, upper, **{**options, **overrides})
 
-        return solve_ik_with_restarts(solve, self.lower, self.upper, q_seed, restarts, rng, library, seed_first)
+        return solve_ik_with_restarts(solve, lower, upper, q_seed, restarts, lambda: np.random.default_rng(seed),
+                                      library, seed_first)
 
     def seed_library(self) -> SeedLibrary:
         """The chain's restart seeds (built on first use, ~LIBRARY_SIZE FK calls, deterministic)."""
@@ -448,11 +496,15 @@ class SerialKinematicChain:
         _mj_rne(m, d, 1, self._rne)
         tau = self._rne_chain.copy() if self._dadr_is_slice else self._rne[dadr]
         if external_wrenches:
-            tau -= self._wrench_torques(external_wrenches)
+            tau -= self._wrench_torques(q, external_wrenches)
         return tau
 
-    def _wrench_torques(self, wrenches: dict[str, np.ndarray]) -> np.ndarray:
-        """sum_k J_k^T w_k for wrenches (base frame) at link origins; needs kinematics + comPos done."""
+    def _wrench_torques(self, q: np.ndarray, wrenches: dict[str, np.ndarray]) -> np.ndarray:
+        """sum_k J_k^T w_k at q for wrenches (base frame) at link origins, on the whole robot's model."""
+        m, d = self._full_m, self._full_d
+        d.qpos[self._full_qadr] = q
+        mujoco.mj_fwdKinematics(m, d)
+        jac = self._full_jac
         out = np.zeros(self.n)
         for link, w in wrenches.items():
             w = np.asarray(w, dtype=float)
@@ -463,15 +515,15 @@ class SerialKinematicChain:
                 lf = self.built.link_frame(link)
             except KeyError:
                 raise ValueError(f"external wrench names unknown link '{link}' of robot '{self.model.name}'") from None
-            p = self._xpos[lf.body_id]
+            p = d.xpos[lf.body_id]
             if not lf.offset_is_identity:
-                p = p + self._xmat[lf.body_id].reshape(3, 3) @ lf.offset[:3, 3]
-            mujoco.mj_jac(self._m, self._d, self._jacp, self._jacr, p, lf.body_id)
-            jac = self._jac[:, self._dadr]
+                p = p + d.xmat[lf.body_id].reshape(3, 3) @ lf.offset[:3, 3]
+            mujoco.mj_jac(m, d, jac[:3], jac[3:], p, lf.body_id)
+            chain_jac = jac[:, self._full_dadr]
             f, t = w[:3], w[3:]
-            if not self._base_is_world:
-                f, t = self._r_wb @ f, self._r_wb @ t
-            out += jac[:3].T @ f + jac[3:].T @ t
+            if not self._full_base_is_world:
+                f, t = self._full_r_wb @ f, self._full_r_wb @ t
+            out += chain_jac[:3].T @ f + chain_jac[3:].T @ t
         return out
 
     @property
@@ -523,11 +575,11 @@ class SerialKinematicChain:
     def mass_matrix(self, q) -> np.ndarray:
         """nxn joint-space inertia matrix of the chain's joints at q."""
         q = self._check_q(q)
-        self._qpos[self._qadr] = q
-        m, d = self._m, self._d
+        m, d = self._full_m, self._full_d
+        d.qpos[self._full_qadr] = q
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         mujoco.mj_crb(m, d)
         mujoco.mj_fullM(m, d, self._mfull)
-        idx = self._dadr_arr
+        idx = self._full_dadr
         return self._mfull[np.ix_(idx, idx)]

@@ -54,6 +54,10 @@ ROTATION_WEIGHT = 0.05  # m^2 per unit of (1 - cos angle) x 2 in SeedLibrary's d
 
 _chol_factor = mujoco.mju_cholFactor
 _chol_solve = mujoco.mju_cholSolve
+_mul_mat_mat_t = mujoco.mju_mulMatMatT
+_mul_mat_t_vec = mujoco.mju_mulMatTVec
+_mul_mat_vec = mujoco.mju_mulMatVec
+_dot = mujoco.mju_dot
 
 
 class IKStatus(enum.Enum):
@@ -87,29 +91,36 @@ def orientation_error_vector(r_target: np.ndarray, r: np.ndarray) -> np.ndarray:
     return w
 
 
-def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np.ndarray, mobility: np.ndarray,
-                position_tolerance: float, orientation_tolerance: float, max_iterations: int) -> IKResult:
+def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                mobility: np.ndarray | None, position_tolerance: float, orientation_tolerance: float,
+                max_iterations: int) -> IKResult:
     # Written with few numpy calls per iteration: on 6x7 problems the call overhead dominates. Each iteration
     # evaluates the residual and its Jacobian once, solves (J W J^T + lambda' I) y = e in place in a preallocated
     # matrix with MuJoCo's Cholesky, and clips with ufuncs into preallocated arrays (ndarray.clip's wrapper costs
     # more than the clipping). Reductions go through np.count_nonzero and ufunc.reduce: ndarray.all/any/max/sum
-    # pass through a Python wrapper that costs more than the 7 numbers they reduce.
-    maximum, minimum, matmul, chol_factor, chol_solve = np.maximum, np.minimum, np.matmul, _chol_factor, _chol_solve
+    # pass through a Python wrapper that costs more than the 7 numbers they reduce. Products and dot products go
+    # through MuJoCo's mju_* into preallocated arrays: half the cost of numpy's on these sizes.
+    maximum, minimum, chol_factor, chol_solve = np.maximum, np.minimum, _chol_factor, _chol_solve
     count_nonzero, add_reduce, max_reduce, absolute = np.count_nonzero, np.add.reduce, np.maximum.reduce, np.abs
+    mul_mat_mat_t, mul_mat_t_vec, mul_mat_vec, dot = _mul_mat_mat_t, _mul_mat_t_vec, _mul_mat_vec, _dot
     q = minimum(maximum(q0, lower), upper)
     e, jac, perr, oerr = residual(q)
     m = len(e)
-    cost = float(e @ e)
+    cost = dot(e, e)
     lam = LAMBDA_INIT
     nu = 2.0
     it = 0
     stalled = False
-    uniform = bool(np.all(mobility == 1.0))
+    uniform = mobility is None  # (every joint equally mobile: J W = J)
+    if uniform:
+        mobility = np.ones(len(q))
     a = np.empty((m, m))
     y = np.empty(m)
+    jdq = np.empty(m)
+    step = np.empty(len(q))
     a_diag = a.reshape(-1)[:: m + 1]
     q_new = np.empty_like(q)
-    at_lower, at_upper = lower + LIMIT_EPS, upper - LIMIT_EPS
+    at_lower = at_upper = None
     ref_cost, ref_it = cost, 0
     while it < max_iterations:
         if perr <= position_tolerance and oerr <= orientation_tolerance:
@@ -118,11 +129,12 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
         free = mobility
         for _ in range(3):
             jw = jac if uniform and free is mobility else jac * free
-            matmul(jw, jac.T, out=a)
+            mul_mat_mat_t(a, jw, jac)
             a_diag += lam * (1.0 + add_reduce(a_diag) / m)
             chol_factor(a, 1e-15)
             chol_solve(y, a, e)
-            dq = jw.T @ y
+            dq = step
+            mul_mat_t_vec(dq, jw, y)
             big = max_reduce(absolute(dq))
             if big > MAX_STEP:
                 dq *= MAX_STEP / big
@@ -131,15 +143,17 @@ def _solve_once(residual: Residual, q0: np.ndarray, lower: np.ndarray, upper: np
             if not count_nonzero(q_clip != q_new):
                 break
             # Joints already at a limit that the step pushes further out: freeze them and re-solve.
+            if at_lower is None:
+                at_lower, at_upper = lower + LIMIT_EPS, upper - LIMIT_EPS
             pinned = ((q_new < lower) & (q <= at_lower)) | ((q_new > upper) & (q >= at_upper))
             if not count_nonzero(pinned):
                 break
             free = np.where(pinned, 0.0, free)
-        dq = q_clip - q
-        jdq = jac @ dq
-        predicted = 2.0 * float(e @ jdq) - float(jdq @ jdq)
+        np.subtract(q_clip, q, out=step)
+        mul_mat_vec(jdq, jac, step)
+        predicted = 2.0 * dot(e, jdq) - dot(jdq, jdq)
         e_new, jac_new, perr_new, oerr_new = residual(q_clip)
-        cost_new = float(e_new @ e_new)
+        cost_new = dot(e_new, e_new)
         actual = cost - cost_new
         if actual > 0.0:
             rho = actual / predicted if predicted > 0.0 else 0.0
@@ -174,7 +188,7 @@ def solve_ik(residual: Residual, q_seed: np.ndarray, lower: np.ndarray, upper: n
     ``max_iterations`` bounds each attempt; the reported ``iterations`` is the total over attempts.
     """
     n = len(q_seed)
-    mobility = np.ones(n) if joint_weights is None else 1.0 / np.asarray(joint_weights, dtype=float)
+    mobility = None if joint_weights is None else 1.0 / np.asarray(joint_weights, dtype=float)
     seed = np.asarray(q_seed, dtype=float)
     best = _solve_once(residual, seed, lower, upper, mobility, position_tolerance, orientation_tolerance,
                        max_iterations)
@@ -204,10 +218,10 @@ def solve_ik(residual: Residual, q_seed: np.ndarray, lower: np.ndarray, upper: n
     return best
 
 
-def _stuck_status(q: np.ndarray, e: np.ndarray, jac: np.ndarray, mobility: np.ndarray, lower: np.ndarray,
+def _stuck_status(q: np.ndarray, e: np.ndarray, jac: np.ndarray, mobility: np.ndarray | None, lower: np.ndarray,
                   upper: np.ndarray) -> IKStatus:
     """At a stall: blame the limits if the error gradient points past a limit a joint is sitting on."""
-    grad = (jac.T @ e) * mobility  # direction that reduces the error
+    grad = jac.T @ e if mobility is None else (jac.T @ e) * mobility  # direction that reduces the error
     scale = float(np.max(np.abs(grad))) if grad.size else 0.0
     at_low = q <= lower + 1e-9
     at_high = q >= upper - 1e-9
@@ -234,13 +248,24 @@ class SeedLibrary:
     """Configurations spread over the joint limits with their tip poses, to seed restarts near a target.
 
     Why: from a uniformly random seed a solve needs ~50 LM iterations on the Panda (limits in the way); from the
-    stored configuration whose tip lies nearest the target it needs a handful, so restarts start there.
+    stored configuration whose tip lies nearest the target it needs a handful, so restarts start there. The
+    distance is linear in the stored poses once expanded (|p|^2 - 2 p.p_t + |p_t|^2 + w (3 - R:R_t)), so all of
+    them are scored by one matrix-vector product over a stored feature matrix.
     """
 
     def __init__(self, qs: np.ndarray, positions: np.ndarray, rotations: np.ndarray | None):
         self.qs = qs  # (k, n) inside the limits
         self.positions = positions  # (k, 3) tip positions, the solver's frame
         self.rotations = rotations  # (k, 9) tip rotations, row-major, or None (position-only chains' use)
+        # Rows: p (3), R (9), |p|^2, 1; a target's weights: -2 p_t, -w R_t, 1, |p_t|^2 + 3 w. Stored transposed:
+        # a row vector times a C-ordered matrix is the faster product here.
+        k = len(qs)
+        rot = np.zeros((k, 9)) if rotations is None else rotations
+        self._features_t = np.ascontiguousarray(
+            np.hstack([positions, rot, np.einsum("ij,ij->i", positions, positions)[:, None], np.ones((k, 1))]).T)
+        self._position_features_t = np.ascontiguousarray(self._features_t[[0, 1, 2, 12, 13]])
+        self._weights = np.empty(14)
+        self._position_weights = np.empty(5)
 
     def scores(self, positions: np.ndarray, rotations: np.ndarray | None, p_target: np.ndarray,
                r_target: np.ndarray | None) -> np.ndarray:
@@ -254,19 +279,39 @@ class SeedLibrary:
 
     def nearest(self, p_target: np.ndarray, r_target: np.ndarray | None,
                 count: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ``count`` stored configurations nearest the target, nearest first, and their :meth:`scores`."""
-        score = self.scores(self.positions, self.rotations, p_target, r_target)
+        """The ``count`` stored configurations nearest the target, nearest first, and their :meth:`scores`.
+
+        Every stored pose's score is one product (see ``__init__``); the few nearest are found by repeated argmin
+        (np.argpartition costs ~20 argmins on 1000 numbers)."""
+        pp = float(p_target @ p_target)
+        if r_target is not None and self.rotations is not None:
+            g, features = self._weights, self._features_t
+            g[3:12] = r_target.reshape(9)
+            g[3:12] *= -ROTATION_WEIGHT
+            g[13] = pp + 3.0 * ROTATION_WEIGHT
+        else:
+            g, features = self._position_weights, self._position_features_t
+            g[4] = pp
+        g[:3] = p_target
+        g[:3] *= -2.0
+        g[-2] = 1.0
+        score = g @ features
         count = min(count, len(score))
-        best = np.argpartition(score, count - 1)[:count]
-        best = best[np.argsort(score[best])]
-        return self.qs[best], score[best]
+        best = np.empty(count, dtype=np.intp)
+        values = np.empty(count)
+        for i in range(count):
+            j = score.argmin()
+            best[i] = j
+            values[i] = score[j]
+            score[j] = np.inf
+        return self.qs[best], values
 
 
 def solve_ik_with_restarts(solve: Callable[..., IKResult], lower: np.ndarray, upper: np.ndarray,
-                           q_seed: np.ndarray | None, restarts: int, rng: np.random.Generator,
+                           q_seed: np.ndarray | None, restarts: int, rng: Callable[[], np.random.Generator],
                            library_seeds: np.ndarray | None = None, seed_first: bool = True) -> IKResult:
     """Try the seed and ``library_seeds`` (nearest the target first; the seed first if ``seed_first``), then
-    uniform random seeds.
+    uniform random seeds drawn from ``rng()`` (called only if it comes to that).
 
     First CONVERGED wins, else the smallest error. With library seeds the given seed's attempt is cut short at
     ``SEED_BUDGET`` iterations without recovery: a seed near a solution converges well within that, a far one
@@ -275,14 +320,16 @@ def solve_ik_with_restarts(solve: Callable[..., IKResult], lower: np.ndarray, up
     attempts: list[tuple[np.ndarray, dict]] = []
     if q_seed is not None:
         budget = {} if library_seeds is None else {"max_iterations": SEED_BUDGET, "recovery_attempts": 0}
-        attempts.append((np.asarray(q_seed, dtype=float), budget))
+        attempts.append((q_seed, budget))
     if library_seeds is not None:
         library = [(s, {}) for s in library_seeds]
         attempts = attempts + library if seed_first else library + attempts
-    attempts.extend((s, {}) for s in uniform_seeds(lower, upper, restarts, rng, centre=q_seed))
     best: IKResult | None = None
     total_iterations = 0
-    for seed, overrides in attempts:
+    for k in range(len(attempts) + restarts):
+        if k == len(attempts):
+            attempts.extend((s, {}) for s in uniform_seeds(lower, upper, restarts, rng(), centre=q_seed))
+        seed, overrides = attempts[k]
         res = solve(seed, **overrides)
         total_iterations += res.iterations
         if res.success:
