@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ ARM = [f"joint{i}" for i in range(1, 8)]
 STATES = "/robot_joint_states"
 FORWARD_POSITION = "/forward_position_controller/commands"
 FORWARD_VELOCITY = "/forward_velocity_controller/commands"
+FAKE_DRIVER = "/fake_driver/joint_states"  # planar2's q when the test plays its driver (Servo)
 
 
 def load_rc_arm() -> Any:
@@ -352,3 +354,48 @@ class WrenchWatch:
 
 def rel_err(est: np.ndarray, true: np.ndarray) -> float:
     return float(np.linalg.norm(est - true) / np.linalg.norm(true))
+
+
+class Servo:
+    """The driver the test plays: publishes q at 100 Hz and makes it equal to every q_ref received."""
+
+    def __init__(self, ros):
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+
+        self.node = ros.node("rbc_process_servo")
+        self.lock = threading.Lock()
+        self.q = [0.0, 0.0]
+        self.commands: list[tuple[float, list[float]]] = []  # (arrival time, q_ref)
+        self.pub = self.node.create_publisher(JointState, FAKE_DRIVER, 10)
+        self.node.create_subscription(Float64MultiArray, "/fake_driver/commands", self._on_command, 100)
+        self.node.create_timer(0.01, self._publish)
+        self._msg = JointState
+
+    def _on_command(self, msg) -> None:
+        with self.lock:
+            self.q = [float(v) for v in msg.data[:2]]
+            self.commands.append((time.monotonic(), list(self.q)))
+            del self.commands[:-5000]
+
+    def _publish(self) -> None:
+        with self.lock:
+            q = list(self.q)
+        self.pub.publish(self._msg(name=["joint1", "joint2"], position=q))
+
+
+def created_pid(message: str) -> int:
+    """The pid in create_re's answer, e.g. "created JR 'JR0' (process 1234)"."""
+    return int(message.rsplit("process ", 1)[1].rstrip(")"))
+
+
+def parent_pid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
