@@ -9,7 +9,7 @@ from rbc_helpers import ARM, load_rc_arm, rc_arm_loop
 
 from robot_core.kinematics import SerialKinematicChain
 from robot_core.rbc.errors import RbcGoalError, RbcParamError
-from robot_core.rbc.instance import ABORTED, SUCCEEDED
+from robot_core.rbc.instance import ABORTED, ACTIVE, SUCCEEDED
 from robot_core.rbc.link_capsules import link_capsules
 from robot_core.rbc.obstacles import Plane, Sphere, avoid, planes_from_list, segment_clearance, spheres_from_list
 from robot_core.rbc.reachers.vector_field import PoseGoal
@@ -193,3 +193,32 @@ def test_obstacle_links_must_be_moved_by_the_chain(sim):
     with pytest.raises(RbcParamError, match="unknown link 'elbow'"):
         vf.set_param("obstacle_links", ["elbow"])
     assert vf.params["obstacle_links"] == ["link4", "link2"]
+
+
+def test_a_goal_that_needs_a_guarded_link_inside_an_obstacle_is_refused_up_front(model, sim):
+    """Refused at once with the link and the obstacle named, instead of running into its timeout: link7 rides with
+    the tcp (its pose follows from the goal's), and every IK solution of the goal puts link6's origin, the wrist
+    centre of rc_arm, at one point. A goal whose guarded links can stay clear is accepted."""
+    ctx = sim.coupler.context
+    tcp = ctx.chain("base_link", "tcp")
+    q = np.array([0.2, 0.5, 0.1, -1.2, 0.3, 0.8, 0.1])
+    goal_t = tcp.forward_kinematics(q)
+    goal = PoseGoal(goal_t[:3, 3], matrix_to_quat_xyzw(goal_t[:3, :3]), timeout=5.0)
+    wrist = ctx.chain("base_link", "link6").forward_kinematics(q[:6])[:3, 3]
+    flange = ctx.chain("base_link", "link7").forward_kinematics(q)[:3, 3]
+    assert np.linalg.norm(wrist - goal_t[:3, 3]) > 0.1 and np.linalg.norm(flange - goal_t[:3, 3]) > 0.05
+    vf = sim.coupler.create("VF", "VF0", {"end_link": "tcp", "obstacle_links": ["link7"],
+                                          "obstacle_spheres": [*flange, 0.01]})
+    with pytest.raises(RbcGoalError, match=r"puts link 'link7' \(collision link7_collision \(cylinder\)\), which "
+                                           r"moves with 'tcp', .* inside obstacle sphere 0"):
+        vf.start_goal(goal)
+    vf.set_param("obstacle_links", ["link6"])
+    vf.set_param("obstacle_spheres", [0.5, 0.5, 0.0, 0.05, *wrist, 0.01])
+    with pytest.raises(RbcGoalError, match=r"every one of the \d+ joint solutions .* link 'link6' .* inside obstacle "
+                                           r"sphere 1"):
+        vf.start_goal(goal)
+    assert vf.status().state != ACTIVE
+    above = wrist + np.array([0.0, 0.0, 0.3])
+    vf.set_param("obstacle_spheres", [*above, 0.01])  # clear of every guarded body
+    vf.start_goal(goal)
+    assert vf.status().state == ACTIVE
