@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ ARM = [f"joint{i}" for i in range(1, 8)]
 STATES = "/robot_joint_states"
 FORWARD_POSITION = "/forward_position_controller/commands"
 FORWARD_VELOCITY = "/forward_velocity_controller/commands"
+FAKE_DRIVER = "/fake_driver/joint_states"  # planar2's q when the test plays its driver (Servo)
 
 
 def load_rc_arm() -> Any:
@@ -87,6 +89,38 @@ def start(script: str, *args: str) -> NodeProcess:
     return NodeProcess.console_script(script, "--ros-args", *args)
 
 
+class Services:
+    """The service clients of one test node: each made once per type and name, warmed up once with a request that
+    changes nothing (Fast DDS may drop the first answer to a fresh client), then called with a deadline."""
+
+    def __init__(self, node: Any):
+        self.node = node
+        self._clients: dict[tuple[Any, str], Any] = {}
+        self._warm: set[Any] = set()
+
+    def client(self, srv: Any, name: str) -> Any:
+        key = (srv, name)
+        if key not in self._clients:
+            self._clients[key] = self.node.create_client(srv, name)
+        return self._clients[key]
+
+    def call(self, client: Any, request: Any, timeout: float = 15.0) -> Any:
+        assert client.wait_for_service(timeout_sec=30), f"service {client.srv_name} not available"
+        if client not in self._warm:
+            harmless = harmless_request(client.srv_type)
+            if harmless is not None:
+                answered_eventually(client.call_async, harmless, f"an answer of {client.srv_name}")
+            self._warm.add(client)
+        return wait_future(client.call_async(request), timeout, f"answer of {client.srv_name}")
+
+    def forget(self, srv: Any, name: str) -> None:
+        """The server behind ``name`` was replaced: the next call gets a new client, warmed against the new one."""
+        client = self._clients.pop((srv, name), None)
+        if client is not None:
+            self._warm.discard(client)
+            self.node.destroy_client(client)
+
+
 class Client:
     """What a user program does with the rbc node: service calls, parameters, actions, topics."""
 
@@ -98,6 +132,7 @@ class Client:
 
         self.ros = ros
         self.node = ros.node(f"rbc_test_client_{id(self)}")
+        self.services = Services(self.node)
         self.rbc = rbc
         self._lock = threading.Lock()
         self.joint_states: list[Any] = []
@@ -109,21 +144,13 @@ class Client:
         self.set = self._client(SetVars, f"{rbc}/set_vars")
         self.release = self._client(Trigger, f"{rbc}/release")
         self.reset = self._client(ResetSimulation, "/simulator/reset")
-        self._param_clients: dict[str, Any] = {}
         self._set_parameters = SetParameters
-        self._warm: set[Any] = set()
 
     def _client(self, srv: Any, name: str) -> Any:
-        return self.node.create_client(srv, name)
+        return self.services.client(srv, name)
 
     def call(self, client: Any, request: Any, timeout: float = 15.0) -> Any:
-        assert client.wait_for_service(timeout_sec=30), f"service {client.srv_name} not available"
-        if client not in self._warm:
-            harmless = _harmless_request(client.srv_type)
-            if harmless is not None:
-                answered_eventually(client.call_async, harmless, f"an answer of {client.srv_name}")
-            self._warm.add(client)
-        return wait_future(client.call_async(request), timeout, f"answer of {client.srv_name}")
+        return self.services.call(client, request, timeout)
 
     # --- simulator truth ---
     def _on_states(self, msg: Any) -> None:
@@ -202,9 +229,7 @@ class Client:
         """``ros2 param set`` equivalent: one SetParameters call on the instance node."""
         from rclpy.parameter import Parameter
 
-        client = self._param_clients.get(node)
-        if client is None:
-            client = self._param_clients[node] = self._client(self._set_parameters, f"/{node}/set_parameters")
+        client = self._client(self._set_parameters, f"/{node}/set_parameters")
         req = self._set_parameters.Request(parameters=[Parameter(k, value=v).to_parameter_msg()
                                                        for k, v in params.items()])
         return list(self.call(client, req).results)
@@ -213,10 +238,7 @@ class Client:
         """The instance node ``node`` was re-created (a new process serves the name): the next set_params gets a
         new client, warmed against the new server. The old client's requests may go to the old server's lingering
         reader, or out before the new server's reader matched, and be lost (Fast DDS does not keep them)."""
-        client = self._param_clients.pop(node, None)
-        if client is not None:
-            self._warm.discard(client)
-            self.node.destroy_client(client)
+        self.services.forget(self._set_parameters, f"/{node}/set_parameters")
 
     def get_vars(self, joints: list[str] | None = None, vars_: list[str] | None = None) -> Any:
         from robot_core_interfaces.srv import GetVars
@@ -243,9 +265,10 @@ def _stamp(msg: Any) -> float:
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
-def _harmless_request(srv: Any) -> Any:
+def harmless_request(srv: Any) -> Any:
     """A request that changes nothing, for the services a test calls on a fresh client; None: none known."""
-    names = {"GetVars": {}, "L2Control": {"cmd": "list_re"}, "SetParameters": {}}
+    names = {"GetVars": {}, "L2Control": {"cmd": "list_re"}, "RbcL2Ctrl": {"cmd": "list_re"}, "SetParameters": {},
+             "Trigger": {}}
     fields = names.get(srv.__name__)
     return None if fields is None else srv.Request(**fields)
 
@@ -260,9 +283,22 @@ def refused_goal(action: Any) -> Any:
         goal.pose.position.x = math.nan
     elif name == "ApplyContact":
         goal.wrench.force.x, goal.duration = math.nan, math.nan
+    elif name == "VF":  # rbc_actions, the RBC documentation's types
+        goal.goal.position.x = math.nan
+    elif name == "JointReacher":
+        from rbc_actions.msg import JointValue
+
+        goal.goal = [JointValue(joint="no_such_joint", value=0.0)]
     else:
         return None
     return goal
+
+
+def warm_goal_service(ac: Any, action: Any, name: str) -> None:
+    """Send a goal the reacher refuses until it is answered: the goal service of a fresh client then answers."""
+    refused = refused_goal(action)
+    if refused is not None:
+        answered_eventually(ac.send_goal_async, refused, f"an answer from the goal service of {name}")
 
 
 class Goal:
@@ -273,9 +309,7 @@ class Goal:
 
         self.ac = ActionClient(client.node, action, name)
         assert self.ac.wait_for_server(timeout_sec=30), f"action {name} not available"
-        refused = refused_goal(action)
-        if refused is not None:
-            answered_eventually(self.ac.send_goal_async, refused, f"an answer from the goal service of {name}")
+        warm_goal_service(self.ac, action, name)
         self.feedback: list[Any] = []
         self.handle = wait_future(self.ac.send_goal_async(goal, feedback_callback=lambda f: self.feedback.append(
             f.feedback)), 15, f"acceptance by {name}")
@@ -352,3 +386,48 @@ class WrenchWatch:
 
 def rel_err(est: np.ndarray, true: np.ndarray) -> float:
     return float(np.linalg.norm(est - true) / np.linalg.norm(true))
+
+
+class Servo:
+    """The driver the test plays: publishes q at 100 Hz and makes it equal to every q_ref received."""
+
+    def __init__(self, ros):
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+
+        self.node = ros.node("rbc_process_servo")
+        self.lock = threading.Lock()
+        self.q = [0.0, 0.0]
+        self.commands: list[tuple[float, list[float]]] = []  # (arrival time, q_ref)
+        self.pub = self.node.create_publisher(JointState, FAKE_DRIVER, 10)
+        self.node.create_subscription(Float64MultiArray, "/fake_driver/commands", self._on_command, 100)
+        self.node.create_timer(0.01, self._publish)
+        self._msg = JointState
+
+    def _on_command(self, msg) -> None:
+        with self.lock:
+            self.q = [float(v) for v in msg.data[:2]]
+            self.commands.append((time.monotonic(), list(self.q)))
+            del self.commands[:-5000]
+
+    def _publish(self) -> None:
+        with self.lock:
+            q = list(self.q)
+        self.pub.publish(self._msg(name=["joint1", "joint2"], position=q))
+
+
+def created_pid(message: str) -> int:
+    """The pid in create_re's answer, e.g. "created JR 'JR0' (process 1234)"."""
+    return int(message.rsplit("process ", 1)[1].rstrip(")"))
+
+
+def parent_pid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"

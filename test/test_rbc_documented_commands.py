@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pytest
 import ros2_cli
-from rbc_helpers import arm_urdf, pin_fk, refused_goal, rotation_angle, start
-from ros_harness import answered_eventually, wait_for, wait_future
+from rbc_helpers import Services, arm_urdf, pin_fk, rotation_angle, start, warm_goal_service
+from ros_harness import wait_for, wait_future
 
 pytest.importorskip("rclpy")
 pytest.importorskip("rbc_msgs_srvs")
@@ -126,9 +126,9 @@ class User:
         from sensor_msgs.msg import JointState
 
         self.node = ros.node(f"rbc_doc_user_{id(self)}")
+        self.services = Services(self.node)
         self._lock = threading.Lock()
         self.latest: Any = None
-        self._clients: dict[tuple[str, str], Any] = {}
         self._actions: dict[str, Any] = {}
         self.node.create_subscription(JointState, "/robot_joint_states", self._on_states, 10)
 
@@ -143,18 +143,8 @@ class User:
             msg = self.latest
         return np.array([msg.position[list(msg.name).index(j)] for j in joints])
 
-    def _client(self, srv: Any, name: str) -> Any:
-        key = (srv.__name__, name)
-        if key not in self._clients:
-            self._clients[key] = self.node.create_client(srv, name)
-            client = self._clients[key]
-            assert client.wait_for_service(timeout_sec=30), f"service {name} not available"
-            harmless = _harmless(srv)
-            if harmless is not None:  # Fast DDS may drop the first answer to a fresh client: warm it up
-                answered_eventually(client.call_async, harmless, f"an answer from {name}")
-        client = self._clients[key]
-        assert client.wait_for_service(timeout_sec=30), f"service {name} not available"
-        return client
+    def call(self, srv: Any, name: str, request: Any) -> Any:
+        return self.services.call(self.services.client(srv, name), request, 30)
 
     def run(self, block: str, result_timeout: float = 90.0) -> list[Any]:
         """Every command of ``block``, in order; returns what each answered (a response, SetParametersResult or
@@ -163,9 +153,7 @@ class User:
         for words in ros2_cli.shell_words(block):
             cmd = ros2_cli.parse(words)
             if cmd.verb == "service call":
-                req = ros2_cli.request_of(cmd)
-                client = self._client(_srv_class(cmd.type_name), cmd.name)
-                out.append(wait_future(client.call_async(req), 30, f"answer of {cmd.name}"))
+                out.append(self.call(_srv_class(cmd.type_name), cmd.name, ros2_cli.request_of(cmd)))
             elif cmd.verb == "param set":
                 out.append(self.set_parameter(cmd))
             elif cmd.verb == "topic echo":
@@ -177,9 +165,8 @@ class User:
     def set_parameter(self, cmd: Any) -> Any:
         from rcl_interfaces.srv import SetParameters
 
-        client = self._client(SetParameters, f"{cmd.name}/set_parameters")
         req = SetParameters.Request(parameters=[ros2_cli.parameter_of(cmd)])
-        return wait_future(client.call_async(req), 30, f"answer of {cmd.name}/set_parameters").results[0]
+        return self.call(SetParameters, f"{cmd.name}/set_parameters", req).results[0]
 
     def echo(self, cmd: Any, timeout: float = 30.0) -> Any:
         """``ros2 topic echo --once``: the first message that arrives after subscribing."""
@@ -200,16 +187,7 @@ class User:
         if ac is None:
             ac = self._actions[cmd.name] = ActionClient(self.node, action_type, cmd.name)
             assert ac.wait_for_server(timeout_sec=30), f"action {cmd.name} not available"
-            # A goal every reacher refuses (unknown joint / non-finite pose) first: the goal service answers.
-            probe = refused_goal(action_type) or action_type.Goal()
-            if not hasattr(probe, "goal"):
-                pass
-            elif hasattr(probe.goal, "position"):
-                probe.goal.position.x = math.nan
-            else:
-                from rbc_actions.msg import JointValue
-                probe.goal = [JointValue(joint="no_such_joint", value=0.0)]
-            answered_eventually(ac.send_goal_async, probe, f"an answer from the goal service of {cmd.name}")
+            warm_goal_service(ac, action_type, cmd.name)
         goal = ros2_cli.request_of(cmd) if goal is None else goal
         handle = wait_future(ac.send_goal_async(goal), 30, f"acceptance by {cmd.name}")
         if not handle.accepted:
@@ -219,14 +197,7 @@ class User:
     def status(self, instance: str) -> dict[str, Any]:
         from std_srvs.srv import Trigger
 
-        client = self._client(Trigger, f"/{instance}/status")
-        return json.loads(wait_future(client.call_async(Trigger.Request()), 30, "status").message)
-
-
-def _harmless(srv: Any) -> Any:
-    """A request that changes nothing, to warm up a fresh client (None: none known)."""
-    fields = {"SetParameters": {}, "Trigger": {}, "RbcL2Ctrl": {"cmd": "list_re"}}.get(srv.__name__)
-    return None if fields is None else srv.Request(**fields)
+        return json.loads(self.call(Trigger, f"/{instance}/status", Trigger.Request()).message)
 
 
 def _srv_class(type_name: str) -> Any:
@@ -293,8 +264,7 @@ def hold_arm(user: User) -> None:
 def _l2(user: User, cmd: str, data: str, name: str) -> Any:
     from rbc_msgs_srvs.srv import RbcL2Ctrl
 
-    client = user._client(RbcL2Ctrl, "/rbc_l2_ctrl")
-    return wait_future(client.call_async(RbcL2Ctrl.Request(cmd=cmd, data=data, name=name)), 30, "/rbc_l2_ctrl")
+    return user.call(RbcL2Ctrl, "/rbc_l2_ctrl", RbcL2Ctrl.Request(cmd=cmd, data=data, name=name))
 
 
 def _instances(user: User) -> list[str]:

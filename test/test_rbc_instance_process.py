@@ -256,6 +256,38 @@ def test_extenders_created_later_are_announced_and_both_ways_mix_with_in_process
         registry.unregister("ProbeReader")
 
 
+def test_an_in_process_reader_of_a_process_stopped_mid_write_keeps_its_last_value_and_never_stalls(rig):
+    """An in-process instance reads a process's shared output inside the coupler's cycle: a writer stopped between
+    the two halves of its write must not hold the cycle (the reader waited 1 s there), the reader keeps the last
+    consistent value, and sees new ones once the writer goes on."""
+    registry.register("Probe", "rbc_probe_types:Probe")
+    registry.register("ProbeReader", "rbc_probe_types:ProbeReader")
+    try:
+        probe = rig.create("Probe", "P0", params={"value": [0.5, -2.0]})
+        rig.run_until(lambda: probe.ready, 60, "the probe process")
+        rig.coupler.create("ProbeReader", "R1", {"source": "P0"})
+        rig.run_until(lambda: not np.isnan(rig.coupler.derived.get("R1", {}).get("seen", [np.nan])[0]), 10,
+                      "the in-process reader")
+        os.kill(probe.pid, signal.SIGSTOP)
+        try:
+            seq = probe.outputs.vector._seq
+            seq[0] += 1  # as if stopped mid-write
+            slowest = 0.0
+            for _ in range(20):
+                t0 = time.monotonic()
+                rig.cycle()
+                slowest = max(slowest, time.monotonic() - t0)
+                assert list(rig.coupler.derived["R1"]["seen"][:2]) == [0.5, -2.0]
+            print(f"slowest coupler cycle with the in-process reader of a stopped writer: {slowest * 1e3:.1f} ms")
+            assert slowest < 0.5, f"a coupler cycle took {slowest:.3f} s waiting on the stopped writer (was 1 s)"
+            seq[0] += 1  # the write completes
+        finally:
+            os.kill(probe.pid, signal.SIGCONT)
+    finally:
+        registry.unregister("Probe")
+        registry.unregister("ProbeReader")
+
+
 def test_bad_requests_start_no_process(rig):
     with pytest.raises(KeyError, match="unknown reacher/extender type 'XX'"):
         rig.create("XX", "X0")

@@ -9,7 +9,7 @@ from rbc_helpers import ARM, load_rc_arm, rc_arm_loop
 
 from robot_core.kinematics import SerialKinematicChain
 from robot_core.rbc.errors import RbcGoalError, RbcParamError
-from robot_core.rbc.instance import ABORTED, SUCCEEDED
+from robot_core.rbc.instance import ABORTED, ACTIVE, SUCCEEDED
 from robot_core.rbc.link_capsules import link_capsules
 from robot_core.rbc.obstacles import Plane, Sphere, avoid, planes_from_list, segment_clearance, spheres_from_list
 from robot_core.rbc.reachers.vector_field import PoseGoal
@@ -193,3 +193,93 @@ def test_obstacle_links_must_be_moved_by_the_chain(sim):
     with pytest.raises(RbcParamError, match="unknown link 'elbow'"):
         vf.set_param("obstacle_links", ["elbow"])
     assert vf.params["obstacle_links"] == ["link4", "link2"]
+
+
+def test_a_goal_that_needs_a_guarded_link_inside_an_obstacle_is_refused_up_front(model, sim):
+    """Refused at once with the link and the obstacle named, instead of running into its timeout: link7 rides with
+    the tcp (its pose follows from the goal's), and every IK solution of the goal puts link6's origin, the wrist
+    centre of rc_arm, at one point. A goal whose guarded links can stay clear is accepted."""
+    ctx = sim.coupler.context
+    tcp = ctx.chain("base_link", "tcp")
+    q = np.array([0.2, 0.5, 0.1, -1.2, 0.3, 0.8, 0.1])
+    goal_t = tcp.forward_kinematics(q)
+    goal = PoseGoal(goal_t[:3, 3], matrix_to_quat_xyzw(goal_t[:3, :3]), timeout=5.0)
+    wrist = ctx.chain("base_link", "link6").forward_kinematics(q[:6])[:3, 3]
+    flange = ctx.chain("base_link", "link7").forward_kinematics(q)[:3, 3]
+    assert np.linalg.norm(wrist - goal_t[:3, 3]) > 0.1 and np.linalg.norm(flange - goal_t[:3, 3]) > 0.05
+    vf = sim.coupler.create("VF", "VF0", {"end_link": "tcp", "obstacle_links": ["link7"],
+                                          "obstacle_spheres": [*flange, 0.01]})
+    with pytest.raises(RbcGoalError, match=r"puts link 'link7' \(collision link7_collision \(cylinder\)\), which "
+                                           r"moves with 'tcp', .* inside obstacle sphere 0"):
+        vf.start_goal(goal)
+    vf.set_param("obstacle_links", ["link6"])
+    vf.set_param("obstacle_spheres", [0.5, 0.5, 0.0, 0.05, *wrist, 0.01])
+    with pytest.raises(RbcGoalError, match=r"every one of the \d+ joint solutions .* link 'link6' .* inside obstacle "
+                                           r"sphere 1"):
+        vf.start_goal(goal)
+    assert vf.status().state != ACTIVE
+    above = wrist + np.array([0.0, 0.0, 0.3])
+    vf.set_param("obstacle_spheres", [*above, 0.01])  # clear of every guarded body
+    vf.start_goal(goal)
+    assert vf.status().state == ACTIVE
+
+
+def _box_stl(path, size) -> np.ndarray:
+    """A binary STL of a box of full edges ``size`` whose corner sits at the file's origin; returns its 8 corners."""
+    import itertools
+    import struct
+
+    corners = np.array(list(itertools.product(*[(0.0, s) for s in size])))
+    hull = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1), (2, 3, 7), (2, 7, 6), (0, 2, 6),
+            (0, 6, 4), (1, 5, 7), (1, 7, 3)]
+    data = bytearray(b"\0" * 80) + struct.pack("<I", len(hull))
+    for tri in hull:
+        data += struct.pack("<3f", 0.0, 0.0, 0.0)
+        for k in tri:
+            data += struct.pack("<3f", *corners[k])
+        data += b"\0\0"
+    path.write_bytes(bytes(data))
+    return corners
+
+
+def test_a_mesh_collision_is_bounded_by_a_capsule_around_its_vertices_not_by_the_bone(tmp_path):
+    """A link whose only collision is a mesh (a 0.3 x 0.04 x 0.06 box in an STL, placed and turned by its
+    <origin>) gets the capsule of that mesh's vertices: every corner inside, the length and cross-section of the
+    box; a sphere touching the box far from the link's bone is seen, which the bone segment missed."""
+    from robot_core.model import RobotModelWarning, load_robot
+
+    size = (0.3, 0.04, 0.06)
+    corners = _box_stl(tmp_path / "bar.stl", size)
+    xyz, rpy = np.array([0.05, -0.02, 0.1]), np.array([0.3, -0.2, 0.5])
+    urdf = f"""<robot name="meshbar">
+  <link name="base"/>
+  <link name="bar"><collision><origin xyz="{' '.join(map(str, xyz))}" rpy="{' '.join(map(str, rpy))}"/>
+    <geometry><mesh filename="{tmp_path / 'bar.stl'}" scale="1 1 1"/></geometry></collision></link>
+  <link name="tip"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="bar"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="fixed"><parent link="bar"/><child link="tip"/><origin xyz="0 0 0.4"/></joint>
+</robot>"""
+    model = load_robot(urdf)
+    (cap,) = link_capsules(model, "bar", ["base", "bar", "tip"])
+    pose = model.links["bar"].collisions[0].origin.matrix()
+    truth = corners @ pose[:3, :3].T + pose[:3, 3]
+    assert "mesh" in cap.source
+    inside = [_segment_distance(c, cap.a, cap.b) - cap.radius for c in truth]
+    assert max(inside) <= 1e-6, f"box corners outside the capsule by {max(inside):.3g} m"
+    half_diagonal = np.hypot(size[1], size[2]) / 2
+    assert cap.radius == pytest.approx(half_diagonal, rel=1e-3)
+    assert np.linalg.norm(cap.b - cap.a) + 2 * cap.radius <= size[0] + 2 * half_diagonal + 1e-6
+    assert np.linalg.norm(cap.b - cap.a) >= size[0] - 2 * half_diagonal - 1e-6
+    far_corner = max(truth, key=lambda c: _segment_distance(c, np.zeros(3), np.array([0.0, 0.0, 0.4])))
+    sphere = Sphere(far_corner + 0.005 * (far_corner - truth.mean(axis=0)) / np.linalg.norm(far_corner - truth.mean(
+        axis=0)), 0.01)  # just beyond the corner of the box farthest from the bone: it touches the box
+    s_cap, _, _ = segment_clearance(sphere, cap.a, cap.b, cap.radius)
+    s_bone, _, _ = segment_clearance(sphere, np.zeros(3), np.array([0.0, 0.0, 0.4]), 0.0)
+    print(f"mesh capsule of a 0.3 m bar: length {np.linalg.norm(cap.b - cap.a):.4f} m, radius {cap.radius:.4f} m; "
+          f"a sphere at its far corner: {s_cap:.4f} m from the capsule, {s_bone:.4f} m from the bone")
+    assert s_cap < 0.0 < s_bone
+    with pytest.warns(RobotModelWarning, match="gone.stl"):
+        missing = load_robot(urdf.replace(str(tmp_path / "bar.stl"), str(tmp_path / "gone.stl")))
+    (bone,) = link_capsules(missing, "bar", ["base", "bar", "tip"])  # unreadable: the bone, as before
+    assert bone.source == "segment to 'tip'" and bone.radius == 0.0

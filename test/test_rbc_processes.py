@@ -10,48 +10,29 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
-from pathlib import Path
 
 import pytest
-from rbc_helpers import Client, Goal, fake_driver_urdf, joint_goal, start
+from rbc_helpers import (
+    FAKE_DRIVER,
+    Client,
+    Goal,
+    Servo,
+    created_pid,
+    fake_driver_urdf,
+    joint_goal,
+    parent_pid,
+    process_gone,
+    start,
+)
 from ros_harness import wait_for, wait_future
 
 pytest.importorskip("rclpy")
 pytest.importorskip("robot_core_interfaces")
 pytestmark = pytest.mark.ros
 
-TOPIC = "/fake_driver/joint_states"
+TOPIC = FAKE_DRIVER
 JOINTS = ["joint1", "joint2"]
-
-
-class Servo:
-    """The driver the test plays: publishes q at 100 Hz and makes it equal to every q_ref received."""
-
-    def __init__(self, ros):
-        from sensor_msgs.msg import JointState
-        from std_msgs.msg import Float64MultiArray
-
-        self.node = ros.node("rbc_process_servo")
-        self.lock = threading.Lock()
-        self.q = [0.0, 0.0]
-        self.commands: list[tuple[float, list[float]]] = []  # (arrival time, q_ref)
-        self.pub = self.node.create_publisher(JointState, TOPIC, 10)
-        self.node.create_subscription(Float64MultiArray, "/fake_driver/commands", self._on_command, 100)
-        self.node.create_timer(0.01, self._publish)
-        self._msg = JointState
-
-    def _on_command(self, msg) -> None:
-        with self.lock:
-            self.q = [float(v) for v in msg.data[:2]]
-            self.commands.append((time.monotonic(), list(self.q)))
-            del self.commands[:-5000]
-
-    def _publish(self) -> None:
-        with self.lock:
-            q = list(self.q)
-        self.pub.publish(self._msg(name=JOINTS, position=q))
 
 
 @pytest.fixture(scope="module")
@@ -81,31 +62,14 @@ def client(ros, rbc_proc):
             c.l2_ctrl("destroy_re", name=name)
 
 
-def _pid(message: str) -> int:
-    """The pid in create_re's answer, e.g. "created JR 'JR0' (process 1234)"."""
-    return int(message.rsplit("process ", 1)[1].rstrip(")"))
-
-
-def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state == "Z"
-
-
 def test_a_reacher_process_serves_its_node_reaches_and_ends_on_destroy(client, rbc_proc):
     from robot_core_interfaces.action import JointReach
     from std_srvs.srv import Trigger
 
     res = client.l2_ctrl("create_re", "JR", "JR0")
     assert res.success, res.message
-    pid = _pid(res.message)
-    assert _parent(pid) == rbc_proc.proc.pid  # a child of the rbc node, not a thread in it
+    pid = created_pid(res.message)
+    assert parent_pid(pid) == rbc_proc.proc.pid  # a child of the rbc node, not a thread in it
     assert list(client.l2_ctrl("list_re").names) == ["JR0"]
     results = client.set_params("JR0", joints=JOINTS)  # ros2 param set /JR0 joints ... right after create_re
     assert all(r.successful for r in results), [r.reason for r in results]
@@ -124,14 +88,14 @@ def test_a_reacher_process_serves_its_node_reaches_and_ends_on_destroy(client, r
     assert abs(q[0] - 0.3) < 0.01 and abs(q[1] + 0.2) < 0.01
     assert client.l2_ctrl("destroy_re", name="JR0").success
     assert list(client.l2_ctrl("list_re").names) == []
-    wait_for(lambda: _gone(pid), 30, f"instance process {pid} to end after destroy_re")
+    wait_for(lambda: process_gone(pid), 30, f"instance process {pid} to end after destroy_re")
     # destroyed and created again at once: a new process serves the name
     assert client.l2_ctrl("create_re", "JR", "JR0").success
     res = client.l2_ctrl("destroy_re", name="JR0")
     assert res.success
     res = client.l2_ctrl("create_re", "JR", "JR0")
     assert res.success, res.message
-    assert _pid(res.message) != pid and list(client.l2_ctrl("list_re").names) == ["JR0"]
+    assert created_pid(res.message) != pid and list(client.l2_ctrl("list_re").names) == ["JR0"]
     client.forget_node("JR0")
     assert all(r.successful for r in client.set_params("JR0", joints=JOINTS))
 
@@ -143,7 +107,7 @@ def test_sigkill_of_a_reacher_process_mid_goal_the_robot_holds_and_the_rest_runs
     for name, joint in (("JRa", "joint1"), ("JRb", "joint2")):
         res = client.l2_ctrl("create_re", "JR", name)
         assert res.success, res.message
-        pids[name] = _pid(res.message)
+        pids[name] = created_pid(res.message)
         results = client.set_params(name, joints=[joint], max_velocity=0.3)
         assert all(r.successful for r in results), [r.reason for r in results]
     goal_a = Goal(client, JointReach, "/JRa/reach", joint_goal(["joint1"], [1.2], timeout=120.0))

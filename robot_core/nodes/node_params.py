@@ -186,8 +186,9 @@ RBC_PARAMS: tuple[P, ...] = (
       "the first VF/CS/TC use"),
     P("documented_l2_service", "string", "/rbc_l2_ctrl", "also serve level-2 control here as "
       "rbc_msgs_srvs/srv/RbcL2Ctrl, the name and type of the RBC's own documentation ('' = not served)"),
-    P("instance_processes", "bool", False, "run each reacher/extender as its own process on the shared-memory "
-      "var table (false: as nodes in the rbc process; see doc/nodes/rbc.md for the measurement behind the default)"),
+    P("instance_processes", "bool", False, "the way of a create_re that names none: each reacher/extender as its "
+      "own process on the shared-memory var table (false: as a node in the rbc process); 'VF process' / "
+      "'VF in-process' choose per instance; see doc/nodes/rbc.md for the measurement behind the default"),
 )
 
 NODE_PARAMS: dict[str, tuple[P, ...]] = {

@@ -2,10 +2,11 @@
 
 It reads the robot's URDF, builds the coupler from the ``<rbc>`` tags, subscribes to every state topic once,
 publishes every cmd topic once per cycle, exposes the middle layer (aggregated per-var topics, get/set
-services) and creates reachers/extenders at run time, each as its own node (robot_core.nodes.rbc_instance_node),
-or, with ``instance_processes``, each as its own process on the shared-memory var table
-(robot_core.nodes.rbc_instance_process, robot_core.rbc.instance_process), whose actions this process serves
-(robot_core.ros.rbc_goals over robot_core.rbc.goal_channel) so that a killed reacher's goal is answered.
+services) and creates reachers/extenders at run time, each as its own node (robot_core.nodes.rbc_instance_node)
+or as its own process on the shared-memory var table (robot_core.nodes.rbc_instance_process,
+robot_core.rbc.instance_process), whose actions this process serves (robot_core.ros.rbc_goals over
+robot_core.rbc.goal_channel) so that a killed reacher's goal is answered. Which way is chosen per instance at
+``create_re`` (``data: "VF process"`` / ``"VF in-process"``); ``instance_processes`` is the way of a bare type.
 
 Parameters (node ``rbc``; read at start, read-only): declared from ``RBC_PARAMS``
 (robot_core.nodes.node_params); the table is in doc/nodes/rbc.md (generated).
@@ -28,8 +29,9 @@ Services: ``~/get_vars`` (robot_core_interfaces/GetVars; empty lists = all, stal
 ``/rbc_l2_ctrl`` (rbc_msgs_srvs/RbcL2Ctrl, the RBC documentation's name and type for ``~/l2_ctrl``: same
 handler; parameter ``documented_l2_service``),
 ``~/set_vars`` (SetVars; cmd vars only, all or nothing), ``~/l2_ctrl`` (L2Control: ``create_re`` with
-``data`` = JR / VF / CS / TC (or JointReacher, VectorField, ContactSimulation, TouchContact) and ``name`` =
-the instance = its node name; ``destroy_re``; ``list_re``, ``data: types`` lists the creatable types),
+``data`` = JR / VF / CS / TC (or JointReacher, VectorField, ContactSimulation, TouchContact), optionally
+followed by ``process`` or ``in-process``, and ``name`` = the instance = its node name; ``destroy_re``;
+``list_re``, ``data: types`` lists the creatable types),
 ``~/release`` (std_srvs/Trigger: stop publishing cmd topics until a var is written again; answers once the
 drivers acknowledged every command sent before, or after 0.5 s).
 
@@ -78,6 +80,7 @@ from robot_core.rbc.coupler import Coupler
 from robot_core.rbc.errors import RbcConfigError, RbcError
 from robot_core.rbc.instance import ACTIVE
 from robot_core.rbc.naming import graph_clash
+from robot_core.rbc.registry import instance_way
 from robot_core.ros.apply_wrench_caller import ApplyWrenchCaller
 from robot_core.ros.parameters import ReadOnlyReasons, declare_specs
 from robot_core.ros.rbc_goals import GoalServer
@@ -151,6 +154,8 @@ class RbcNode(ReadOnlyReasons, Node):
         self.ready = threading.Event()
         self._instances: dict[str, InstanceNode] = {}
         self._retiring: list[tuple[InstanceNode, float, bool]] = []  # (node, when, removed from executor)
+        # _instances and _retiring: level-2 control changes them on the helper node's thread, the cycle reads them
+        self._nodes_lock = threading.Lock()
         self._next_output = 0.0
         self._stale_state: tuple[list[str], list[str]] | None = None
         self._warned_stale: set[str] = set()
@@ -292,11 +297,9 @@ class RbcNode(ReadOnlyReasons, Node):
         self._l2_server().create_service(RbcL2Ctrl, name, self._l2_handler("rbc_l2_ctrl"))
 
     def _l2_server(self) -> Node:
-        """The node serving level-2 control. In-process instances: this node. Instance processes: a helper node
-        (``<name>_l2``) spun by the instance executor, because ``create_re`` waits there until the new process
-        serves its node, while this node's executor keeps running the cycle and the state input."""
-        if not self.p["instance_processes"]:
-            return self
+        """The node serving level-2 control (and the actions of instance processes): a helper node
+        (``<name>_l2``) spun by the instance executor, because ``create_re`` of a process waits there until the
+        new process serves its node, while this node's executor keeps running the cycle and the state input."""
         if self._l2_node is None:
             self._l2_node = Node(f"{self.get_name()}_l2", namespace=self.get_namespace(), context=self.context,
                                  use_global_arguments=False)
@@ -304,9 +307,7 @@ class RbcNode(ReadOnlyReasons, Node):
         return self._l2_node
 
     def _l2_handler(self, name: str) -> Any:
-        if not self.p["instance_processes"]:
-            return self._guard_service(name, self._srv_l2_ctrl)
-        return self._guard_service(name, self._srv_l2_ctrl_processes)
+        return self._guard_service(name, self._srv_l2_ctrl_any)
 
     def _preload_kinematics(self) -> None:
         """Build the kinematics model now, off the lock: doing it at the first VF/CS/TC goal would stall the
@@ -402,7 +403,9 @@ class RbcNode(ReadOnlyReasons, Node):
             requests = [(name, d["apply_wrench_request"], self._goal_id(name))
                         for name, d in coupler.derived.items() if "apply_wrench_request" in d]
             outputs_due = now >= self._next_output
-            derived = {name: coupler.derived.get(name, {}) for name in self._instances} if outputs_due else {}
+            with self._nodes_lock:
+                local = list(self._instances)
+            derived = {name: coupler.derived.get(name, {}) for name in local} if outputs_due else {}
             stale = (sorted(coupler.table.stale_topics(now)),
                      [t for t, st in coupler.table.state_topics.items() if st.last_rx is None],
                      [f"{e.joint}/{e.name}" for e in coupler.table.entries() if e.kind == "state" and e.stale]
@@ -426,16 +429,22 @@ class RbcNode(ReadOnlyReasons, Node):
                 self._log.warning(event)
         self._retire(now)
 
-    def _srv_l2_ctrl_processes(self, request: Any, response: Any) -> Any:
-        """``~/l2_ctrl`` with instance processes (on the helper node's thread): create_re starts a process and
-        answers once it serves its node, it died, or READY_TIMEOUT passed."""
+    def _srv_l2_ctrl_any(self, request: Any, response: Any) -> Any:
+        """``~/l2_ctrl`` (on the helper node's thread): ``create_re`` of a process starts it and answers once it
+        serves its node, it died, or READY_TIMEOUT passed; everything else as in-process."""
         from robot_core.rbc.coupler import L2Result
 
         assert self.coupler is not None
         cmd, data, name = request.cmd.strip(), request.data.strip(), request.name.strip()
         if cmd != "create_re":
             return self._srv_l2_ctrl(request, response)
-        res = self._start_process(data, name)
+        type_name, as_process, refusal = instance_way(data, self.p["instance_processes"])
+        if refusal is not None:
+            res = L2Result(False, refusal)
+        elif not as_process:
+            res = self._create_instance(type_name, name)
+        else:
+            res = self._start_process(type_name, name)
         deadline = time.monotonic() + READY_TIMEOUT
         while res is None:
             with self._lock:  # the cycle drops a dead process under this lock
@@ -459,10 +468,10 @@ class RbcNode(ReadOnlyReasons, Node):
                 time.sleep(0.01)
         response.success, response.message = res.success, res.message
         response.names, response.types = list(res.names), list(res.types)
-        if res.success:
-            self._log.info(res.message)
-        else:
+        if not res.success:
             self._log.warning(f"l2_ctrl create_re '{clip(data)}' '{clip(name)}' refused: {res.message}")
+        elif as_process:
+            self._log.info(res.message)
         return response
 
     def _start_process(self, type_name: str, name: str) -> Any:
@@ -472,16 +481,9 @@ class RbcNode(ReadOnlyReasons, Node):
         from robot_core.rbc.reachers.contact_simulation import torque_var_in
 
         assert self.coupler is not None
-        with self._lock:
-            known = {**self.coupler.instances(), **self.coupler.remotes()}
-            replacing = name in self.coupler.stopping()
-        refusal = self._name_refusal(name, known, {name} if replacing else set())
+        refusal = self._make_room(name)
         if refusal is not None:
             return refusal
-        if replacing:  # re-created right after destroy_re: the old process goes first (its node with it)
-            self.coupler.finish_stopping(name)
-        if name not in known:
-            self._finish_server(name)  # a retiring server of that name: the new process's goals go to a new one
         if self._description_file is None:
             with tempfile.NamedTemporaryFile("w", prefix="rbc_description_", suffix=".txt", delete=False) as f:
                 f.write(self._description if "<" in self._description else Path(self._description).read_text())
@@ -620,9 +622,7 @@ class RbcNode(ReadOnlyReasons, Node):
     def _srv_l2_ctrl(self, request: Any, response: Any) -> Any:
         assert self.coupler is not None
         cmd, data, name = request.cmd.strip(), request.data.strip(), request.name.strip()
-        if cmd == "create_re":
-            res = self._create_instance(data, name)
-        elif cmd == "destroy_re":
+        if cmd == "destroy_re":
             with self._servers_lock:
                 server = self._goal_servers.get(name)
             if server is not None:  # an instance process: its running goal aborts "destroyed" before it ends
@@ -631,10 +631,12 @@ class RbcNode(ReadOnlyReasons, Node):
                 res = self.coupler.l2_ctrl(cmd, data, name)
             if res.success and server is not None:
                 self._retire_server(name, time.monotonic())
-            node = self._instances.pop(name, None) if res.success else None
+            with self._nodes_lock:
+                node = self._instances.pop(name, None) if res.success else None
             if node is not None:
                 node.close()
-                self._retiring.append((node, time.monotonic() + RETIRE_GRACE, False))
+                with self._nodes_lock:
+                    self._retiring.append((node, time.monotonic() + RETIRE_GRACE, False))
         else:
             with self._lock:
                 res = self.coupler.l2_ctrl(cmd, data, name)
@@ -648,13 +650,9 @@ class RbcNode(ReadOnlyReasons, Node):
         from robot_core.rbc.coupler import L2Result
 
         assert self.coupler is not None
-        refusal = self._name_refusal(name, self.coupler.instances(), {old.get_name() for old, _, _ in self._retiring})
+        refusal = self._make_room(name)
         if refusal is not None:
             return refusal
-        for i, (old, _, _) in enumerate(list(self._retiring)):
-            if old.get_name() == name:  # re-created right after destroy_re: finish the old node now
-                self._retiring.pop(i)
-                self._finish_retiring(old)
         with self._lock:
             res = self.coupler.l2_ctrl("create_re", type_name, name)
             if not res.success:
@@ -674,10 +672,33 @@ class RbcNode(ReadOnlyReasons, Node):
             with self._lock:
                 self.coupler.destroy(name)
             return L2Result(False, f"cannot create the node of '{name}': {type(exc).__name__}: {exc}")
-        self._instances[name] = node
+        with self._nodes_lock:
+            self._instances[name] = node
         self.instance_executor.add_node(node)
-        self._log.info(f"created {inst.TYPE_NAME} '{name}' (node {node.get_fully_qualified_name()})")
+        self._log.info(f"created {inst.TYPE_NAME} '{name}' (node {node.get_fully_qualified_name()}, in-process)")
         return res
+
+    def _make_room(self, name: str) -> Any:
+        """Before a new instance ``name`` of either way: an L2Result refusing the name (invalid, or taken on the
+        graph by a foreign node), else None once whatever of an instance of that name destroyed just before is
+        gone (its lingering in-process node, its process and its node, its process's action server)."""
+        assert self.coupler is not None
+        with self._lock:
+            known = {**self.coupler.instances(), **self.coupler.remotes()}
+            stopping = name in self.coupler.stopping()
+        with self._nodes_lock:
+            retiring = [old for old, _, _ in self._retiring if old.get_name() == name]
+        refusal = self._name_refusal(name, known, {name} if stopping or retiring else set())
+        if refusal is not None or name in known:
+            return refusal  # an existing instance: the coupler refuses it, naming it
+        for old in retiring:  # re-created right after destroy_re: finish the old node now
+            with self._nodes_lock:
+                self._retiring = [e for e in self._retiring if e[0] is not old]
+            self._finish_retiring(old)
+        if stopping:  # the old process goes first (its node with it)
+            self.coupler.finish_stopping(name)
+        self._finish_server(name)  # a retiring server of that name: the new process's goals go to a new one
+        return None
 
     def _name_refusal(self, name: str, known: Any, leaving: set[str]) -> Any:
         """Why ``name`` cannot be a new instance's node name (not a valid ROS node name, or taken on the graph by
@@ -721,16 +742,20 @@ class RbcNode(ReadOnlyReasons, Node):
             server.destroy()
 
     def _retire(self, now: float) -> None:
-        keep = []
-        for node, when, removed in self._retiring:
-            if now < when:
-                keep.append((node, when, removed))
-            elif not removed:
-                self.instance_executor.remove_node(node)
-                keep.append((node, now + 0.2, True))  # let the executor drop it before destroying
-            else:
+        if self._retiring:
+            with self._nodes_lock:
+                keep, gone = [], []
+                for node, when, removed in self._retiring:
+                    if now < when:
+                        keep.append((node, when, removed))
+                    elif not removed:
+                        self.instance_executor.remove_node(node)
+                        keep.append((node, now + 0.2, True))  # let the executor drop it before destroying
+                    else:
+                        gone.append(node)
+                self._retiring = keep
+            for node in gone:
                 node.destroy_node()
-        self._retiring = keep
         if self._retiring_servers:
             with self._servers_lock:
                 due = [e for e in self._retiring_servers if now >= e[2] and not e[1].executing]
@@ -748,9 +773,9 @@ class RbcNode(ReadOnlyReasons, Node):
         coupler = self.coupler
         if coupler is None:
             return
-        for node in self._instances.values():
+        for node in list(self._instances.values()):
             node.close()
-        for server in self._goal_servers.values():
+        for server in list(self._goal_servers.values()):
             server.close()
         now = time.monotonic()
         with self._lock:

@@ -3,9 +3,10 @@
 Created by ``~/l2_ctrl create_re`` (robot_core.nodes.rbc) around a core instance
 (:class:`robot_core.rbc.instance.RbcInstance`) and spun by the rbc process's instance executor (a
 multi-threaded one: a running goal holds one of its threads while it waits, so it never blocks the coupler's
-cycle, which runs on another executor). Every touch of the core happens under the coupler's lock. With the rbc
-node's ``instance_processes``, the same class serves the instance in a process of its own
-(robot_core.nodes.rbc_instance_process), with that process's lock.
+cycle, which runs on another executor). Every touch of the core happens under the coupler's lock. For an
+instance run as a process (``create_re`` with ``data: "JR process"``, or the rbc node's ``instance_processes``),
+the same class serves the instance in a process of its own (robot_core.nodes.rbc_instance_process), with that
+process's lock.
 
 * **Parameters** are the instance's ``PARAMS`` (JR: joints, weight, kp, ki, kd, ...; VF: base_link, end_link,
   weight, gains ...; CS/TC: link, point, ...). They can be set at any time (``ros2 param set /JR0 kp 3.0``);

@@ -1,4 +1,5 @@
-"""One reacher/extender of the ``rbc`` node as its own process (``instance_processes: true``).
+"""One reacher/extender of the ``rbc`` node as its own process (``create_re`` with ``data: "JR process"``, or
+``instance_processes: true``).
 
 Started by the rbc node on ``create_re`` with ``PROCESS_ARGV`` and a JSON spec (robot_core.rbc.instance_process):
 the instance steps on the shared-memory var table once per coupler cycle (``InstanceRunner``) and serves, on its

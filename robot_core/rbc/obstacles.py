@@ -165,3 +165,14 @@ def blocked_goal(goal: np.ndarray, obstacles: Sequence[Obstacle], clearance: flo
             return (f"goal position {np.round(goal, 4).tolist()} lies {where} obstacle {kind} {i} "
                     f"(distance to its surface {s:.4g} m < obstacle_clearance {clearance:g} m)")
     return None
+
+
+def obstacle_names(obstacles: Sequence[Obstacle]) -> list[str]:
+    """'sphere 0', 'plane 0', ...: each obstacle as its parameter counts it, for messages."""
+    counts = {"sphere": 0, "plane": 0}
+    out = []
+    for obs in obstacles:
+        kind = "sphere" if isinstance(obs, Sphere) else "plane"
+        out.append(f"{kind} {counts[kind]}")
+        counts[kind] += 1
+    return out

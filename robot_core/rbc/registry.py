@@ -1,4 +1,5 @@
-"""Type names accepted by ``create_re`` and the classes behind them.
+"""Type names accepted by ``create_re`` and the classes behind them, and the way (in the coupler's process or
+as a process of its own) a ``create_re`` asks for.
 
 Classes are imported on first use so that creating a JointReacher never needs the kinematics library.
 """
@@ -53,3 +54,17 @@ def register(type_name: str, target: str | type[RbcInstance]) -> None:
 
 def unregister(type_name: str) -> None:
     _TYPES.pop(type_name, None)
+
+
+def instance_way(data: str, default_process: bool) -> tuple[str, bool, str | None]:
+    """``create_re``'s ``data``: the type, then optionally ``process`` or ``in-process`` (``in_process``) for
+    the way this one instance runs; a bare type runs the node's default way (``instance_processes``).
+    Returns (type, as a process, refusal or None)."""
+    words = data.split()
+    if len(words) <= 1:
+        return data.strip(), default_process, None
+    way = words[1].lower().replace("_", "-")
+    if len(words) == 2 and way in ("process", "in-process"):
+        return words[0], way == "process", None
+    return words[0], default_process, (f"create_re data '{clip(data)}': after the type only 'process' or "
+                                       f"'in-process' may follow, got '{clip(' '.join(words[1:]))}'")

@@ -29,11 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from robot_core.rbc.shared_vector import SharedVector
+from robot_core.rbc.shared_vector import SharedVector, TornReadError
 from robot_core.rbc.var_table import VarEntry, VarTable
 
 STATE_HEADER = 2  # cycle, now
 OUTPUT_HEADER = 2  # beat, weight
+SHARED_READ_WAIT = 0.002  # s a reader of shared outputs waits for a writer caught mid-write (then: last copy)
 
 
 def shared_output_layout(outputs: Mapping[str, int]) -> dict[str, tuple[int, int]]:
@@ -100,6 +101,7 @@ class SharedOutputs:
             self.vector.write(buf)
         self._buf = np.empty(self.size)
         self._beat = 0
+        self._last_shared: np.ndarray | None = None  # the last consistent copy shared() read
 
     @property
     def name(self) -> str:
@@ -130,13 +132,23 @@ class SharedOutputs:
         buf = self.vector.read(self._buf, timeout)
         return int(buf[0]), float(buf[1]), buf[OUTPUT_HEADER:OUTPUT_HEADER + len(self.cmd_keys)]
 
-    def shared(self, key: str) -> np.ndarray:
-        """A copy of one shared output (NaN until the writer produced it); KeyError naming the declared ones."""
+    def shared(self, key: str, timeout: float = SHARED_READ_WAIT) -> np.ndarray:
+        """A copy of one shared output (NaN until the writer produced it); KeyError naming the declared ones.
+
+        Never stalls its reader (a coupler cycle, a reacher's step): a writer caught mid-write for ``timeout`` s
+        (preempted, stopped or killed there) leaves the reader with the last consistent copy this block gave it
+        (NaN before the first one), instead of waiting for the writer."""
         if key not in self.layout:
             raise KeyError(f"no shared output '{key}' (declared: {', '.join(self.layout) or 'none'})")
         off, n = self.layout[key]
         base = OUTPUT_HEADER + len(self.cmd_keys) + off
-        return self.vector.read(np.empty(self.size))[base:base + n].copy()
+        try:
+            self._last_shared = self.vector.read(np.empty(self.size), timeout)
+        except TornReadError:
+            if self._last_shared is None:
+                return np.full(n, math.nan)
+        assert self._last_shared is not None
+        return self._last_shared[base:base + n].copy()
 
     def close(self) -> None:
         self.vector.close()

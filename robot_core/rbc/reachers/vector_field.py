@@ -38,6 +38,7 @@ from robot_core.rbc.obstacles import (
     Obstacle,
     avoid,
     blocked_goal,
+    obstacle_names,
     planes_from_list,
     segment_clearance,
     spheres_from_list,
@@ -251,7 +252,7 @@ class VectorField(Reacher):
             raise RbcGoalError(f"{self.label()}: goal timeout is {goal.timeout} (0 = default, inf = none)")
         lin_tol = self._tolerance(goal.linear_tolerance, "linear_tolerance", self.params["linear_precision"])
         ang_tol = self._tolerance(goal.angular_tolerance, "angular_tolerance", self.params["angular_precision"])
-        blocked = blocked_goal(p, self._obstacles, self.params["obstacle_clearance"])
+        blocked = blocked_goal(p, self._obstacles, self.params["obstacle_clearance"]) or self._guard_blocked(p, r)
         if blocked:
             raise RbcGoalError(f"{self.label()}: {blocked}")
         gid = self._begin()
@@ -264,6 +265,56 @@ class VectorField(Reacher):
         self._has_target = True
         self._holding = False
         return gid
+
+    def _guard_blocked(self, p: np.ndarray, r: np.ndarray) -> str | None:
+        """Why the goal pose needs a guarded link's body (``obstacle_links``) inside an obstacle, so that the
+        goal would only time out; None when that is not shown.
+
+        A link moved by every joint of the chain rides with the end link: its pose follows from the goal's, and
+        its capsules are checked there (exact). A link moved by fewer joints (an elbow) may take many poses for
+        one goal: the goal is refused only when IK from IK_SEEDS fixed seeds finds solutions and every one of them
+        puts the link's body inside an obstacle (a redundant arm with a free pose that IK did not find is then
+        refused wrongly; one that IK finds is never refused)."""
+        if not self._obstacles or not self.params["obstacle_links"]:
+            return None
+        self._ensure_guards()
+        goal = np.eye(4)
+        goal[:3, :3], goal[:3, 3] = r, p
+        names = obstacle_names(self._obstacles)
+        n_all = len(self._joints)
+        q0 = np.clip(np.zeros(n_all), self._lower, self._upper)
+        end0_inv = np.linalg.inv(self._chain.forward_kinematics(q0))
+        partial = []
+        for link, chain, n, capsules in self._guards:
+            if n < n_all:
+                partial.append((link, chain, n, capsules))
+                continue
+            hit = _capsule_inside(goal @ end0_inv @ chain.forward_kinematics(q0[:n]), capsules, self._obstacles)
+            if hit is not None:
+                cap, k, s = hit
+                end = self.params["end_link"]
+                return (f"the goal pose puts link '{link}' ({cap.source}), which moves with '{end}', {-s:.4g} m "
+                        f"inside obstacle {names[k]}")
+        if not partial:
+            return None
+        rng = np.random.default_rng(0)
+        hits = []
+        for _ in range(IK_SEEDS):
+            res = self._chain.inverse_kinematics(goal, rng.uniform(self._lower, self._upper), max_iterations=100,
+                                                 position_tolerance=1e-4, orientation_tolerance=1e-3)
+            if not res.success:
+                continue
+            hit = next(((link, h) for link, chain, n, capsules in partial
+                        if (h := _capsule_inside(chain.forward_kinematics(res.q[:n]), capsules, self._obstacles))
+                        is not None), None)
+            if hit is None:
+                return None  # a pose with every guarded link out of the obstacles
+            hits.append(hit)
+        if not hits:
+            return None  # IK found nothing: no evidence either way; the field tries
+        link, (cap, k, s) = hits[0]
+        return (f"every one of the {len(hits)} joint solutions found for the goal pose puts a guarded link inside an "
+                f"obstacle (e.g. link '{link}' ({cap.source}) {-s:.4g} m inside obstacle {names[k]})")
 
     def _tolerance(self, values: Any, label: str, default: float) -> np.ndarray | None:
         """Per-axis bounds of a goal (zero components: ``default``); None when not given or all zero."""
@@ -416,3 +467,19 @@ class VectorField(Reacher):
                 return result
         self.emit_velocities(result, self._joints, qdot, dt, self.params["output_var"])
         return result
+
+
+IK_SEEDS = 8  # IK seeds tried before a goal is refused for a guarded link inside an obstacle
+
+
+def _capsule_inside(t: np.ndarray, capsules: list[Capsule], obstacles: list[Any]) -> tuple[Capsule, int, float] | None:
+    """The first capsule (link frame; the link at pose ``t``) that enters an obstacle: (capsule, obstacle index,
+    distance between the surfaces, < 0); None when none does."""
+    r, o = t[:3, :3], t[:3, 3]
+    for cap in capsules:
+        a, b = o + r @ cap.a, o + r @ cap.b
+        for k, obs in enumerate(obstacles):
+            s, _, _ = segment_clearance(obs, a, b, cap.radius)
+            if s < 0.0:
+                return cap, k, s
+    return None
