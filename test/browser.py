@@ -43,7 +43,10 @@ class Browser:
                                   name="chromedriver")
         self.base = f"http://127.0.0.1:{self.port}"
         self.session = ""
-        caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {
+        # A renderer busy with software WebGL on a loaded machine answers late: scripts and page loads get minutes
+        # (chromedriver's defaults: 30 s, 300 s), and each call's own HTTP timeout is longer still.
+        caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome", "timeouts": {
+            "script": 150_000, "pageLoad": 150_000, "implicit": 0}, "goog:chromeOptions": {
             "binary": shutil.which("chromium"),
             "args": ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--enable-unsafe-swiftshader",
                      "--use-angle=swiftshader", "--ignore-gpu-blocklist", f"--window-size={width},{height}"]}}}}
