@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -84,6 +85,7 @@ def goal_green_pixels(rgb: np.ndarray) -> np.ndarray:
 class Page:
     ros: RosTestContext
     graph: NodeProcess
+    recording: Path
     browser: Browser
     node: Any
     states: list[Any] = field(default_factory=list)
@@ -131,7 +133,7 @@ class Page:
 
 
 @pytest.fixture(scope="module")
-def page() -> Iterator[Page]:
+def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
     """The graph with its view, and the browser, started together (each comes up while the others do)."""
     problem = chromium_problem()
     if problem:
@@ -144,14 +146,16 @@ def page() -> Iterator[Page]:
     browser = None
     try:
         port = free_port()
+        recording = tmp_path_factory.mktemp("view") / "run.mcap"
         graph = NodeProcess.console_script(
             "robot-core", "bringup", "--headless", "--no-rbc", "--quiet", "--mode", "embedded", "--world",
-            str(TABLE_TOP), "--view", str(port), env={MARKER_ENV: f"test-view-{uuid.uuid4().hex}"})
-        browser = Browser()
+            str(TABLE_TOP), "--view", str(port), "--record", str(recording),
+            env={MARKER_ENV: f"test-view-{uuid.uuid4().hex}"})
+        browser = Browser(640, 480)  # fewer pixels for software WebGL to draw in every frame
         graph.wait_for_output("robot_core view: http://", timeout=60)
         browser.open(f"http://127.0.0.1:{port}/")
         node = ros.node("view_watch")
-        p = Page(ros, graph, browser, node)
+        p = Page(ros, graph, recording, browser, node)
         node.create_subscription(JointState, "/joint_states", p.states.append, 10)
         node.create_subscription(Clock, "/clock", lambda m: p.clock.append(m.clock.sec + m.clock.nanosec * 1e-9), 10)
         graph.wait_for_output(READY_PREFIX, timeout=180)
@@ -180,7 +184,9 @@ def test_the_page_draws_the_arm_and_the_worlds_objects(page: Page) -> None:
             return False
         return orange_pixels(shot[0]) > 1200 and table_pixels(shot[0]) > 1500 and red_box_pixels(shot[0]) > 15
 
-    try:
+    hidden = False
+    try:  # the panel covers the small window's right half: hidden for the screenshots
+        hidden = page.wait(lambda: page.browser.script(PANEL_JS, False), 120, "the control panel to hide", poll=1.0)
         wait_for(drawn, 240, "the arm's orange links, the brown table and the red box in the page", poll=2.0)
     except TimeoutError:
         from PIL import Image
@@ -190,6 +196,9 @@ def test_the_page_draws_the_arm_and_the_worlds_objects(page: Page) -> None:
             counts = f"orange {orange_pixels(shot[0])}, table {table_pixels(shot[0])}, red {red_box_pixels(shot[0])}"
             raise TimeoutError(f"{counts} pixels (screenshot /tmp/robot_core_view_failed.png)") from None
         raise
+    finally:
+        if hidden:
+            page.browser.script(PANEL_JS, True)
     h, w = shot[0].shape[:2]
     centre = shot[0][h // 6: 5 * h // 6, w // 6: 5 * w // 6]
     assert orange_pixels(centre) > 800, "the arm is not where the camera looks"
@@ -298,3 +307,21 @@ def test_the_forward_position_controllers_slider_moves_its_joint(page: Page) -> 
                                         deactivate=["joint_trajectory_controller"])
     assert result.ok
     slide_to_upper(page, "joint1", "joint1's slider (forward_position_controller is active)")
+
+
+def test_the_bringups_recording_holds_the_run(page: Page) -> None:
+    """Last: the bring-up (``--record``) stopped, its recorder closes the file; every message decodes with
+    mcap_ros2 (not robot_core's reader) and the log times never go backwards."""
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    assert page.graph.stop(timeout=60) == 0, page.graph.output()[-2000:]
+    topics: dict[str, int] = {}
+    log_times = []
+    with page.recording.open("rb") as f:
+        for _, channel, message, _ in make_reader(f, decoder_factories=[DecoderFactory()]).iter_decoded_messages():
+            topics[channel.topic] = topics.get(channel.topic, 0) + 1
+            log_times.append(message.log_time)
+    assert {"/joint_states", "/clock", "/tf", "/controller_manager/world_markers",
+            "/joint_trajectory_controller/controller_state"} <= set(topics), sorted(topics)
+    assert log_times == sorted(log_times)
