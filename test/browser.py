@@ -42,12 +42,20 @@ class Browser:
         self.driver = NodeProcess([shutil.which("chromedriver") or "chromedriver", f"--port={self.port}"],
                                   name="chromedriver")
         self.base = f"http://127.0.0.1:{self.port}"
-        wait_for(self._ready, 30, "chromedriver to answer")
-        caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {
+        self.session = ""
+        # A renderer busy with software WebGL on a loaded machine answers late: scripts and page loads get minutes
+        # (chromedriver's defaults: 30 s, 300 s), and each call's own HTTP timeout is longer still.
+        caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome", "timeouts": {
+            "script": 150_000, "pageLoad": 150_000, "implicit": 0}, "goog:chromeOptions": {
             "binary": shutil.which("chromium"),
             "args": ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--enable-unsafe-swiftshader",
                      "--use-angle=swiftshader", "--ignore-gpu-blocklist", f"--window-size={width},{height}"]}}}}
-        self.session = self._call("POST", "/session", caps)["sessionId"]
+        try:
+            wait_for(self._ready, 60, "chromedriver to answer")
+            self.session = self._call("POST", "/session", caps)["sessionId"]
+        except BaseException:
+            self.driver.stop()  # no chromedriver (nor a Chromium it started) outlives a failed start
+            raise
 
     def _ready(self) -> bool:
         try:
@@ -98,6 +106,9 @@ class Browser:
         return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
 
     def close(self) -> None:
-        with contextlib.suppress(OSError, RuntimeError, urllib.error.URLError):
-            self._call("DELETE", self._s(""), timeout=20)
+        """End the session (Chromium quits), then chromedriver; its process group goes with it, so a Chromium
+        that did not quit is killed too."""
+        if self.session:
+            with contextlib.suppress(OSError, RuntimeError, urllib.error.URLError):
+                self._call("DELETE", self._s(""), timeout=20)
         self.driver.stop()

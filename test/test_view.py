@@ -140,3 +140,63 @@ def test_view_waits_for_the_graph_then_draws_a_real_robots_tf(ros: RosTestContex
             return "links posed from /tf" in view.output()
 
         wait_for(posed, 60, "the view to pose the links from /tf", poll=0.2)
+
+
+@pytest.mark.ros
+def test_view_node_draws_sensor_frames_camera_images_force_arrows_and_the_tool_path(ros: RosTestContext) -> None:
+    """The view's node in this process (its page inspected directly) fed by real rclpy traffic: joint states
+    moving planar2, a camera frame on /tf that is not a link, a bgr8 image and a wrench in the camera's frame."""
+    from browser import free_port
+    from geometry_msgs.msg import TransformStamped, WrenchStamped
+    from sensor_msgs.msg import Image, JointState
+    from tf2_msgs.msg import TFMessage
+
+    from robot_core.nodes.view import ViewNode
+
+    view = ViewNode(ros.context, robot=str(URDF_DIR / "planar2.urdf"), port=free_port(), name="view_under_test")
+    try:
+        ros.add(view.node)
+        node = ros.node("planar2_graph")
+        joints = node.create_publisher(JointState, "/joint_states", 10)
+        tf = node.create_publisher(TFMessage, "/tf", 10)
+        image = node.create_publisher(Image, "/cam/image_raw", 10)
+        wrench = node.create_publisher(WrenchStamped, "/tool_ft/wrench", 10)
+        cam = TransformStamped()
+        cam.header.frame_id, cam.child_frame_id = "world", "cam_optical_frame"
+        cam.transform.translation.x, cam.transform.translation.z = 0.5, 1.0
+        cam.transform.rotation.x = cam.transform.rotation.w = math.sqrt(0.5)  # turned 90 deg about x: z -> -y
+        bgr = np.zeros((2, 3, 3), np.uint8)
+        bgr[..., 0] = 200  # blue in bgr8: drawn as (0, 0, 200)
+        img = Image(height=2, width=3, encoding="bgr8", step=9, data=bgr.tobytes())
+        force = WrenchStamped()
+        force.header.frame_id = "cam_optical_frame"  # a sensor at the camera: its force in that frame
+        force.wrench.force.z = 20.0  # 20 N along the frame's z (the world's -y): a 0.2 m arrow
+        angle = [0.0]
+
+        def fed() -> bool:
+            angle[0] += 0.05
+            joints.publish(JointState(name=["joint1", "joint2"], position=[math.sin(angle[0]), 0.3]))
+            tf.publish(TFMessage(transforms=[cam]))
+            image.publish(img)
+            wrench.publish(force)
+            page = view.page
+            return ("cam_optical_frame" in page._frames and "/cam/image_raw" in page._images
+                    and "/tool_ft/wrench" in page._arrows and len(page._path) > 5)
+
+        wait_for(fed, 60, "the camera frame, image, wrench arrow and a traced tool path in the page", poll=0.1)
+        page = view.page
+        np.testing.assert_allclose(page._frames["cam_optical_frame"].position, [0.5, 0.0, 1.0], atol=1e-6)
+        np.testing.assert_array_equal(page._images["/cam/image_raw"].image[0, 0], [0, 0, 200])
+        with view._lock:
+            tool = view._fk({"joint1": math.sin(angle[0]), "joint2": 0.3})["tip"][:3, 3]
+        (start, end), = page._arrows["/tool_ft/wrench"].points
+        np.testing.assert_allclose([start, end], [[0.5, 0.0, 1.0], [0.5, -0.2, 1.0]], atol=1e-5)
+        path = np.array(page._path)
+        assert np.ptp(path, axis=0).max() > 0.05  # the tool moved, and its path was traced
+        # only joint1 (about y, 0.5 m up) moved: every traced point is the tool on one circle about that axis
+        radii = np.linalg.norm(path[:, [0, 2]] - [0.0, 0.5], axis=1)
+        np.testing.assert_allclose(radii, np.linalg.norm(tool[[0, 2]] - [0.0, 0.5]), atol=1e-4)
+        np.testing.assert_allclose(path[:, 1], 0.0, atol=1e-6)
+    finally:
+        ros.executor.remove_node(view.node)  # no drawing timer runs into the stopped page
+        view.page.stop()

@@ -44,6 +44,19 @@ def test_arrow_from_two_points_and_from_a_pose() -> None:
     assert hi[0] - lo[0] == pytest.approx(0.05, abs=1e-3)
 
 
+def test_arrow_strip_is_an_arrow_from_each_point_to_the_next() -> None:
+    pts = np.array([[0, 0, 0], [0.4, 0, 0], [0.4, 0.3, 0]], float)
+    (strip,) = marker_drawables(marker(mk.ARROW_STRIP, points=pts, scale=(0.02, 0.05, 0.08), color=(0, 0, 1, 1)),
+                                "as")
+    assert isinstance(strip, Shape) and strip.color == (0.0, 0.0, 1.0)
+    (one,) = marker_drawables(marker(mk.ARROW, points=pts[:2], scale=(0.02, 0.05, 0.08)), "a")
+    assert len(strip.faces) == 2 * len(one.faces)  # two arrows, each as a two-point ARROW
+    np.testing.assert_allclose(strip.vertices[: len(one.vertices)], one.vertices, atol=1e-6)
+    lo, hi = strip.vertices.min(axis=0), strip.vertices.max(axis=0)
+    np.testing.assert_allclose([lo[0], hi[0], hi[1]], [0.0, 0.425, 0.3], atol=1e-6)  # the 2nd head 0.05 wide
+    assert marker_drawables(marker(mk.ARROW_STRIP, points=pts[:1], scale=(0.02, 0.05, 0.08)), "none") == []
+
+
 def test_line_strip_and_line_list_with_per_point_colours() -> None:
     pts = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], float)
     colors = np.array([[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1], [1, 1, 1, 1]], float)

@@ -28,7 +28,10 @@ import numpy as np
 
 DRAW_PERIOD = 1.0 / 30.0
 WAIT_REPORT_PERIOD = 5.0
-STEP_SIZE = 10
+STEP_SIZE = 10  # steps of the simulator node, control cycles of the embedded controller manager
+EMBEDDED_SIM_SERVICES = {"pause": "/controller_manager/pause_simulation",
+                         "resume": "/controller_manager/resume_simulation",
+                         "step": "/controller_manager/step_simulation", "reset": "/controller_manager/reset"}
 
 
 class ViewNode:
@@ -98,10 +101,12 @@ class ViewNode:
         services = MutuallyExclusiveCallbackGroup()
         self._list = n.create_client(ListControllers, "/controller_manager/list_controllers",
                                      callback_group=services)
-        self._sim = {"pause": n.create_client(Trigger, "/simulator/pause", callback_group=services),
-                     "resume": n.create_client(Trigger, "/simulator/resume", callback_group=services),
-                     "step": n.create_client(StepSimulation, "/simulator/step", callback_group=services),
-                     "reset": n.create_client(ResetSimulation, "/simulator/reset", callback_group=services)}
+        kinds = {"pause": Trigger, "resume": Trigger, "step": StepSimulation, "reset": ResetSimulation}
+        # Each button asks the simulator node; in embedded mode (no simulator node) the controller manager that
+        # holds the physics answers the same requests under its own names.
+        self._sim = {label: [n.create_client(kind, name, callback_group=services)
+                             for name in (f"/simulator/{label}", EMBEDDED_SIM_SERVICES[label])]
+                     for label, kind in kinds.items()}
         self._pending_list: Any = None
         self._waiting_since = time.monotonic()
         self._last_wait_report = 0.0
@@ -502,9 +507,10 @@ class ViewNode:
         from robot_core_interfaces.srv import ResetSimulation, StepSimulation
         from std_srvs.srv import Trigger
 
-        client = self._sim[name]
-        if not client.service_is_ready():
-            self.page.show_status(f"**{name}**: no simulator answers /simulator/{name} (a real robot?)")
+        client = next((c for c in self._sim[name] if c.service_is_ready()), None)
+        if client is None:
+            self.page.show_status(f"**{name}**: no simulator answers /simulator/{name} or "
+                                  f"{EMBEDDED_SIM_SERVICES[name]} (a real robot?)")
             return
         request = {"step": lambda: StepSimulation.Request(steps=STEP_SIZE),
                    "reset": ResetSimulation.Request}.get(name, Trigger.Request)()

@@ -13,6 +13,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -20,11 +21,12 @@ from robot_core.view.scene import Shape, marker_shape
 
 # visualization_msgs/Marker type and action constants
 ARROW, CUBE, SPHERE, CYLINDER, LINE_STRIP, LINE_LIST, CUBE_LIST, SPHERE_LIST, POINTS, TEXT_VIEW_FACING, \
-    MESH_RESOURCE, TRIANGLE_LIST = range(12)
+    MESH_RESOURCE, TRIANGLE_LIST, ARROW_STRIP = range(13)
 ADD, DELETE, DELETEALL = 0, 2, 3
 TYPE_NAMES = {ARROW: "ARROW", CUBE: "CUBE", SPHERE: "SPHERE", CYLINDER: "CYLINDER", LINE_STRIP: "LINE_STRIP",
               LINE_LIST: "LINE_LIST", CUBE_LIST: "CUBE_LIST", SPHERE_LIST: "SPHERE_LIST", POINTS: "POINTS",
-              TEXT_VIEW_FACING: "TEXT_VIEW_FACING", MESH_RESOURCE: "MESH_RESOURCE", TRIANGLE_LIST: "TRIANGLE_LIST"}
+              TEXT_VIEW_FACING: "TEXT_VIEW_FACING", MESH_RESOURCE: "MESH_RESOURCE", TRIANGLE_LIST: "TRIANGLE_LIST",
+              ARROW_STRIP: "ARROW_STRIP"}
 MESH_KINDS = {CUBE: "box", SPHERE: "sphere", CYLINDER: "cylinder", TRIANGLE_LIST: "triangles",
               MESH_RESOURCE: "mesh"}
 
@@ -194,6 +196,15 @@ def marker_drawables(m: MarkerData, name: str,
             end = start + m.pose[:3, 0] * sx
             tri = _arrow_mesh(start, end, 0.5 * min(sy, sz), min(sy, sz), 0.23 * sx)
         return [_shape(m, name, *tri)] if tri is not None else []
+    if m.type == ARROW_STRIP:  # an arrow from each point to the next, scaled as a two-point ARROW
+        pts = _local_points(m)
+        arrows = [tri for a, b in pairwise(pts)
+                  if (tri := _arrow_mesh(a, b, sx, sy, sz if sz > 0 else 0.23 * float(np.linalg.norm(b - a))))]
+        if not arrows:
+            return []
+        offsets = np.cumsum([0] + [len(v) for v, _ in arrows[:-1]])
+        return [_shape(m, name, np.vstack([v for v, _ in arrows]),
+                       np.vstack([f + k for (_, f), k in zip(arrows, offsets, strict=True)]))]
     if m.type in (LINE_STRIP, LINE_LIST):
         pts = _local_points(m)
         colors = _point_colors(m, len(pts)).astype(np.uint8)

@@ -19,6 +19,10 @@ from robot_core.view.scene import Shape
 from robot_core.view.transforms import matrix_wxyz
 
 PATH_POINTS = 2000  # the traced tool path keeps its last points
+# The paths are as wide on screen at any zoom (a few mm of the world's width were a pixel or less from afar); the
+# goal is a band wider than the traced path, so where the tool followed it both stay visible.
+PATH_PIXELS = 2.0
+GOAL_PIXELS = 7.0
 
 
 @dataclass
@@ -202,7 +206,7 @@ class ViewPage:
             if self._path_handle is not None:
                 self._path_handle.remove()  # type: ignore[attr-defined]
             self._path_handle = self.server.scene.add_line_segments("/tool_path", segments, (30, 110, 230),
-                                                                    thickness=0.004)
+                                                                    thickness=PATH_PIXELS, thickness_units="screen")
 
     def show_goal(self, points: np.ndarray) -> None:
         """The current trajectory goal as a green polyline of tool positions (one point: a sphere)."""
@@ -211,7 +215,8 @@ class ViewPage:
                 self._goal_handle.remove()  # type: ignore[attr-defined]
             if len(points) >= 2:
                 seg = np.stack([points[:-1], points[1:]], axis=1).astype(np.float32)
-                self._goal_handle = self.server.scene.add_line_segments("/goal", seg, (40, 200, 80), thickness=0.006)
+                self._goal_handle = self.server.scene.add_line_segments("/goal", seg, (40, 200, 80),
+                                                                        thickness=GOAL_PIXELS, thickness_units="screen")
             else:
                 self._goal_handle = self.server.scene.add_icosphere("/goal", radius=0.02, color=(40, 200, 80),
                                                                     position=points[0])
