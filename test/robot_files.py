@@ -12,6 +12,7 @@ REPO = Path(__file__).resolve().parent.parent
 URDF_DIR = REPO / "urdf"
 DATA_URDF = REPO / "test" / "data" / "urdf"
 DATA_G = REPO / "test" / "data" / "g"
+DATA_MJCF = REPO / "test" / "data" / "mjcf"
 PACKAGES = REPO / "test" / "data" / "packages"
 
 PANDA = "panda_description/urdf/panda.urdf"

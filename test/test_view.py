@@ -83,6 +83,34 @@ def test_shapes_of_the_arm_are_on_its_links_with_its_colours() -> None:
         assert np.abs(s.vertices).max() < 1.0  # in the link's frame, not the world's
 
 
+def test_shapes_of_mjcf_robots_are_their_bodies_and_meshes() -> None:
+    """The view draws what the simulator loads: an MJCF robot's bodies are its links, and a mesh geom is drawn
+    with the mesh file's own vertices (scaled by its asset, placed by its geom): the pairwise distances of the drawn
+    vertices equal those of the STL read by trimesh, whatever rigid placement MuJoCo gave it."""
+    import trimesh
+    from robot_files import DATA_MJCF
+
+    from robot_core.model import load_robot
+    from robot_core.view.scene import robot_shapes
+
+    menagerie = robot_shapes(load_robot(str(DATA_MJCF / "menagerie_style.xml")))
+    assert {"link1", "link2", "link3", "finger_a", "finger_b"} <= {s.link for s in menagerie}
+
+    with pytest.warns(Warning, match="no effort limit"):
+        (shell,) = robot_shapes(load_robot(str(DATA_MJCF / "mesh_arm.xml")))
+    assert shell.link == "link" and shell.faces.max() < len(shell.vertices)
+    stl = trimesh.load(str(DATA_MJCF / "assets" / "wedge.stl"), process=False)
+    expected = np.unique(np.asarray(stl.vertices) * [0.5, 1.0, 2.0], axis=0)
+
+    def distances(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=float)
+        return np.sort(np.linalg.norm(v[:, None] - v[None], axis=-1)[np.triu_indices(len(v), 1)])
+
+    assert len(shell.vertices) == len(expected)
+    assert np.abs(distances(shell.vertices) - distances(expected)).max() < 1e-6
+    assert np.linalg.norm(shell.vertices.mean(axis=0) - [0.3, 0.1, -0.2]) < 0.3  # near its geom, in the link frame
+
+
 def test_page_serves_its_client_and_sends_only_moved_links() -> None:
     from browser import free_port
 
