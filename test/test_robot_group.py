@@ -163,6 +163,31 @@ def test_an_mjcf_robot_with_a_free_base_is_refused_naming_its_file(tmp_path):
     assert str(free) in str(info.value)
 
 
+def test_one_robot_of_the_group_is_reset_alone(tmp_path):
+    """The per-robot reset (``/<ns>/simulator/reset``): only that robot's joints go back to their initial positions
+    at rest (given ones overriding), while time and the other robot go on; a name of the other robot is refused."""
+    from robot_core.physics.engine import CommandError
+
+    members = read_robots_file(_file(tmp_path, [
+        {"namespace": "a", "description": ARM, "base_pose": [0, -1, 0]},
+        {"namespace": "b", "description": MJCF_ARM, "base_pose": [0, 1, 0]}]))
+    engine = PhysicsEngine(merge_robots(members, load_robot).model, timestep=1e-3)
+    start = dict(zip(engine.joint_names, engine.positions(), strict=True))
+    engine.set_joint_state({"a/joint1": 0.5, "b/j1": 0.6})
+    engine.set_commands(["b/j3"], velocities=[0.5])
+    engine.step(200)
+    engine.reset_joints([f"b/{j}" for j in members[1].joints], {"b/j2": 0.2})
+    now = dict(zip(engine.joint_names, engine.positions(), strict=True))
+    assert now["b/j1"] == pytest.approx(start["b/j1"], abs=1e-9) and now["b/j2"] == pytest.approx(0.2, abs=1e-9)
+    assert now["b/j3"] == pytest.approx(start["b/j3"], abs=1e-9)
+    assert now["a/joint1"] == pytest.approx(0.5, abs=0.02) and engine.step_count == 200
+    engine.step(200)  # b's velocity command was stopped: it holds the reset pose
+    after = dict(zip(engine.joint_names, engine.positions(), strict=True))
+    assert after["b/j3"] == pytest.approx(start["b/j3"], abs=0.01) and after["b/j2"] == pytest.approx(0.2, abs=0.01)
+    with pytest.raises(CommandError, match="not among"):
+        engine.reset_joints([f"b/{j}" for j in members[1].joints], {"a/joint1": 0.0})
+
+
 # --- robot-core bringup --robots: the plans of a group (robot_core.bringup.plan.make_plans) ----------------------
 def test_a_group_bringup_runs_one_simulator_and_per_robot_a_namespaced_manager_and_rbc(tmp_path):
     robots = REPO / "config" / "robots_two_arms.yaml"

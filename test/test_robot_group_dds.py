@@ -182,9 +182,10 @@ def _joint1(msg) -> float:
 
 def test_an_mjcf_robot_and_a_urdf_arm_share_one_simulator(ros, processes, tmp_path):
     """A menagerie-style MJCF robot joins a group beside a URDF arm: its own topic pair in its own joint names, its
-    prefixed frames on /tf, its description latched under its namespace, and its commands move it while the other
-    arm holds its own."""
+    prefixed frames on /tf, its description latched under its namespace; and each robot's ``reset`` under its
+    namespace takes its own names and resets that robot alone, the other arm holding its commanded pose."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from robot_core_interfaces.srv import ResetSimulation
     from sensor_msgs.msg import JointState
     from std_msgs.msg import String
     from tf2_msgs.msg import TFMessage
@@ -229,3 +230,15 @@ def test_an_mjcf_robot_and_a_urdf_arm_share_one_simulator(ros, processes, tmp_pa
                                    and abs(position("arm1", "joint1") - 0.4) < 0.02),
              60, "both robots at their commanded positions", poll=0.1)
 
+    reset = node.create_client(ResetSimulation, "/arm2/simulator/reset")
+    assert reset.wait_for_service(timeout_sec=30)
+    answered_eventually(reset.call_async, ResetSimulation.Request(joint_names=["arm1/joint1"], positions=[0.0]),
+                        "an answer of /arm2/simulator/reset")
+    refused = wait_future(reset.call_async(ResetSimulation.Request(joint_names=["joint1"], positions=[0.0])), 30)
+    assert not refused.success and "arm2/joint1" in refused.message, refused.message  # arm1's names are not arm2's
+    answer = wait_future(reset.call_async(ResetSimulation.Request(joint_names=["j2"], positions=[0.3])), 30)
+    assert answer.success and "robot 'arm2' reset" in answer.message, answer.message
+    count = len(states["arm2"])
+    wait_for(lambda: len(states["arm2"]) > count + 5, 30, "arm2's states after the reset")
+    assert abs(position("arm2", "j1")) < 0.02 and abs(position("arm2", "j2") - 0.3) < 0.02
+    assert abs(position("arm1", "joint1") - 0.4) < 0.02  # the other robot went on
