@@ -174,16 +174,7 @@ def ppo_row(max_steps: int) -> None:
     from robot_core.rl import training
 
     env = gym.make(CARTPOLE_ID)
-    lengths = []
-    for k in range(20):
-        env.reset(seed=1000 + k)
-        env.action_space.seed(k)
-        n, done = 0, False
-        while not done:
-            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-            n, done = n + 1, terminated or truncated
-        lengths.append(n)
-    threshold = 5 * float(np.mean(lengths))
+    threshold = training.learned_threshold(CARTPOLE_ID)
     start = time.perf_counter()
     model = training.make_ppo(CARTPOLE_ID, {}, seed=0, n_envs=8)
     learned, steps, eval_time = 0.0, 0, 0.0
@@ -197,7 +188,8 @@ def ppo_row(max_steps: int) -> None:
             break
     took = time.perf_counter() - start - eval_time
     verdict = "reached" if learned >= threshold else "NOT reached"
-    print(f"\nPPO on state cart-pole: threshold 5 x random mean length = {threshold:.0f} steps; {verdict} after "
+    print(f"\nPPO on state cart-pole: threshold {training.LEARNED_FACTOR:g} x random mean length = "
+          f"{threshold:.0f} steps; {verdict} after "
           f"{steps} env steps, {took:.1f} s of training (mean length {learned:.0f}; evaluation time excluded)")
 
 

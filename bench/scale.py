@@ -19,7 +19,12 @@ Rows, on an isolated ROS domain:
   broadcaster and the JTC active) a few seconds after they are up, beside a bare rclpy node process (anchor: what
   Python + rclpy + one node cost before any robot_core code).
 
-Run: ``.venv/bin/python bench/scale.py [--seconds 5]``.
+* **per-arm profile** (``--profile-only``) -- the simulator node of the arms rows with its simulation thread under
+  cProfile on its CPU clock (``bench/_profile_sim.py``): CPU µs per simulated ms, split into mj_step, the per-robot
+  joint states, /tf, /clock, object states, service jobs and the rest, with the slope per arm and the functions of
+  most own time.
+
+Run: ``.venv/bin/python bench/scale.py [--seconds 5] [--profile-only]``.
 """
 
 from __future__ import annotations
@@ -165,6 +170,42 @@ def world_row(client: Client, robots_file: Path, seconds: float) -> float:
         client.node.destroy_subscription(sub)
 
 
+# The simulation thread's functions the per-arm profile splits its time into (pstats' function names, in the order
+# printed); everything else of the thread (the loop, pacing, the tick's bookkeeping) is the rest.
+PROFILE_PARTS = (("mj_step (engine.step)", "step", "engine.py"),
+                 ("joint states, per robot", "_publish_member_states", "simulator.py"),
+                 ("/tf", "_publish_tf", "simulator.py"),
+                 ("/clock", "_publish_clock", "simulator.py"),
+                 ("object states", "_publish_objects", "simulator.py"),
+                 ("jobs (services)", "_run_jobs", "simulator.py"))
+
+
+def profile_world(robots_file: Path, directory: Path, seconds: float) -> dict[str, object]:
+    """The simulator node's simulation thread under cProfile (``bench/_profile_sim.py``) on ``robots_file``, as
+    fast as possible for ``seconds``: the thread's CPU µs per simulated ms (and its wall µs), the CPU µs split into
+    :data:`PROFILE_PARTS`, and the functions of most own CPU time."""
+    import pstats
+
+    stats_file = directory / f"{robots_file.stem}.prof"
+    sim = Proc([sys.executable, str(Path(__file__).parent / "_profile_sim.py"), str(stats_file), "--", "--ros-args",
+                "-p", f"robots:={robots_file}", "-p", "real_time_factor:=0.0"], "simulator_profiled")
+    try:
+        sim.wait_for("robot group from", timeout=180)
+        time.sleep(seconds)
+    finally:
+        sim.stop()
+    steps_text = Path(f"{stats_file}.steps").read_text().split()
+    steps, wall, cpu = int(steps_text[0]), float(steps_text[1]), float(steps_text[2])
+    stats = pstats.Stats(str(stats_file)).stats  # (file, line, function) -> (cc, ncalls, tottime, cumtime, callers)
+    per_ms = 1e6 / steps  # seconds of thread time -> us per simulated ms (the simulator's dt is 1 ms: a step each)
+    parts: dict[str, float] = {}
+    for label, function, file in PROFILE_PARTS:
+        parts[label] = sum(v[3] for k, v in stats.items() if k[2] == function and k[0].endswith(file)) * per_ms
+    top = sorted(((v[2] * per_ms, f"{Path(k[0]).name}:{k[2]}" if k[0] != "~" else k[2]) for k, v in stats.items()),
+                 reverse=True)[:6]
+    return {"steps": steps, "wall_per_ms": wall * per_ms, "cpu_per_ms": cpu * per_ms, "parts": parts, "top": top}
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -199,7 +240,11 @@ def slope(xs: list[float], ys: list[float]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="measurement window per node row")
+    parser.add_argument("--profile-only", action="store_true",
+                        help="only the profile of the simulator node's per-arm cost (1, 4, 16 Panda arms)")
     args = parser.parse_args()
+    if args.profile_only:
+        return profile_main(args.seconds)
     os.environ.setdefault("ROS_DOMAIN_ID", str(1 + (os.getpid() + 71) % 100))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
@@ -256,6 +301,37 @@ def main() -> int:
     print(f"{'resident memory at rest':<40} {'MB':>8} {'MB over the anchor':>19}")
     for label, mb in memory.items():
         print(f"{label:<40} {mb:>8.1f} {mb - anchor_mb:>19.1f}")
+    return 0
+
+
+def profile_main(seconds: float) -> int:
+    """The simulator node's per-arm cost under cProfile: wall µs per simulated ms and where they go."""
+    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + (os.getpid() + 71) % 100))
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+    print("simulator node per-arm profile: Panda arms in one world, as fast as possible, default publish rates; "
+          "simulation thread under cProfile on its CPU clock (the profiler's overhead inflates Python-level calls)")
+    print(f"  machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start", flush=True)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_scale_profile_"))
+    rows = {n: profile_world(panda_robots_file(tmp, n), tmp, seconds) for n in ARMS}
+    labels = [label for label, _, _ in PROFILE_PARTS]
+    print(f"\n{'CPU us per simulated ms':<28}" + "".join(f"{n:>10} arm{'s' if n > 1 else ' '}" for n in rows)
+          + f"{'per arm':>12}")
+    ns = list(rows)
+    for label in ["wall (simulation thread)", "CPU (simulation thread)", *labels, "rest (loop, pacing, tick)"]:
+        if label.startswith("wall"):
+            ys = [rows[n]["wall_per_ms"] for n in ns]
+        elif label.startswith("CPU"):
+            ys = [rows[n]["cpu_per_ms"] for n in ns]
+        elif label.startswith("rest"):
+            ys = [rows[n]["cpu_per_ms"] - sum(rows[n]["parts"].values()) for n in ns]
+        else:
+            ys = [rows[n]["parts"][label] for n in ns]
+        print(f"{label:<28}" + "".join(f"{y:>14.1f}" for y in ys) + f"{slope(ns, ys):>12.1f}")
+    for n in ns:
+        print(f"  {n} arms, most own time (us per simulated ms): "
+              + "; ".join(f"{name} {t:.1f}" for t, name in rows[n]["top"]))
+    print(f"  load average at the end {os.getloadavg()[0]:.2f}")
     return 0
 
 

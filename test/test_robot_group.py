@@ -117,6 +117,77 @@ def test_the_watchdog_stops_one_robot_of_the_group(tmp_path):
     assert abs(velocity["a/joint1"]) < 0.01 and velocity["b/joint1"] == pytest.approx(0.2, abs=0.02)
 
 
+MJCF_ARM = str(REPO / "test" / "data" / "mjcf" / "menagerie_style.xml")
+
+
+def test_an_mjcf_robot_joins_a_group_as_written_beside_a_urdf_arm(tmp_path):
+    """A menagerie-style MJCF robot (default classes, an include, a body with two joints, a mimic equality) and a URDF
+    arm in one world: the MJCF file is attached as written under its prefix at its base pose, so its links sit where
+    the robot alone puts them, moved by the base pose, and its actuators' gains and equality come along."""
+    members = read_robots_file(_file(tmp_path, [
+        {"namespace": "arm1", "description": ARM, "base_pose": [0, -0.6, 0]},
+        {"namespace": "arm2", "description": MJCF_ARM, "base_pose": [0.2, 0.6, 0.1, 0, 0, 1.0]}]))
+    model = merge_robots(members, load_robot).model
+    assert members[1].joints == ["j1", "j2", "j3", "slide", "finger_a", "finger_b"]
+    assert set(model.mjcf_members) == {"arm2/"}
+    group = PhysicsEngine(model, timestep=1e-3)
+    alone = PhysicsEngine(load_robot(MJCF_ARM), timestep=1e-3)
+    assert [n for n in group.joint_names if n.startswith("arm2/")] == [f"arm2/{n}" for n in alone.joint_names]
+    assert group.description_gains["arm2/j1"] == alone.description_gains["j1"] == {"kp": 300.0, "kd": 20.0}
+    assert "arm2/base" in {group.model.body(i).name for i in range(group.model.nbody)}  # the file's own bodies
+    base = np.eye(4)
+    base[:2, :2] = [[np.cos(1.0), -np.sin(1.0)], [np.sin(1.0), np.cos(1.0)]]
+    base[:3, 3] = [0.2, 0.6, 0.1]
+    q = {"j1": 0.4, "j2": -0.3, "j3": 0.2, "slide": 0.01, "finger_a": 0.02}
+    group.set_joint_state({f"arm2/{n}": v for n, v in q.items()})
+    alone.set_joint_state(q)
+    for link in ("link1", "link2", "link3", "finger_b"):
+        np.testing.assert_allclose(group.link_pose(f"arm2/{link}"), base @ alone.link_pose(link), atol=1e-9)
+    for _ in range(300):  # both hold the pose under gravity; the file's mimic equality still drives finger_b
+        group.step()
+        alone.step()
+    held = dict(zip(group.joint_names, group.positions(), strict=True))
+    np.testing.assert_allclose([held[f"arm2/{n}"] for n in alone.joint_names], alone.positions(), atol=1e-3)
+    assert held["arm2/finger_b"] == pytest.approx(held["arm2/finger_a"], abs=1e-3)
+
+
+def test_an_mjcf_robot_with_a_free_base_is_refused_naming_its_file(tmp_path):
+    free = tmp_path / "free.xml"
+    free.write_text('<mujoco><worldbody><body name="base"><freejoint/><geom size="0.1"/>'
+                    '<body name="arm"><joint name="j" axis="0 0 1"/><geom size="0.05" pos="0.1 0 0"/></body>'
+                    '</body></worldbody></mujoco>')
+    members = read_robots_file(_file(tmp_path, [{"namespace": "a", "description": ARM},
+                                                {"namespace": "b", "description": str(free)}]))
+    with pytest.raises(RobotModelError, match="free base") as info:
+        merge_robots(members, load_robot)
+    assert str(free) in str(info.value)
+
+
+def test_one_robot_of_the_group_is_reset_alone(tmp_path):
+    """The per-robot reset (``/<ns>/simulator/reset``): only that robot's joints go back to their initial positions
+    at rest (given ones overriding), while time and the other robot go on; a name of the other robot is refused."""
+    from robot_core.physics.engine import CommandError
+
+    members = read_robots_file(_file(tmp_path, [
+        {"namespace": "a", "description": ARM, "base_pose": [0, -1, 0]},
+        {"namespace": "b", "description": MJCF_ARM, "base_pose": [0, 1, 0]}]))
+    engine = PhysicsEngine(merge_robots(members, load_robot).model, timestep=1e-3)
+    start = dict(zip(engine.joint_names, engine.positions(), strict=True))
+    engine.set_joint_state({"a/joint1": 0.5, "b/j1": 0.6})
+    engine.set_commands(["b/j3"], velocities=[0.5])
+    engine.step(200)
+    engine.reset_joints([f"b/{j}" for j in members[1].joints], {"b/j2": 0.2})
+    now = dict(zip(engine.joint_names, engine.positions(), strict=True))
+    assert now["b/j1"] == pytest.approx(start["b/j1"], abs=1e-9) and now["b/j2"] == pytest.approx(0.2, abs=1e-9)
+    assert now["b/j3"] == pytest.approx(start["b/j3"], abs=1e-9)
+    assert now["a/joint1"] == pytest.approx(0.5, abs=0.02) and engine.step_count == 200
+    engine.step(200)  # b's velocity command was stopped: it holds the reset pose
+    after = dict(zip(engine.joint_names, engine.positions(), strict=True))
+    assert after["b/j3"] == pytest.approx(start["b/j3"], abs=0.01) and after["b/j2"] == pytest.approx(0.2, abs=0.01)
+    with pytest.raises(CommandError, match="not among"):
+        engine.reset_joints([f"b/{j}" for j in members[1].joints], {"a/joint1": 0.0})
+
+
 # --- robot-core bringup --robots: the plans of a group (robot_core.bringup.plan.make_plans) ----------------------
 def test_a_group_bringup_runs_one_simulator_and_per_robot_a_namespaced_manager_and_rbc(tmp_path):
     robots = REPO / "config" / "robots_two_arms.yaml"

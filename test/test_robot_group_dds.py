@@ -178,3 +178,67 @@ def test_the_group_s_cameras_and_lasers_publish_under_each_robot_s_namespace(ros
 
 def _joint1(msg) -> float:
     return msg.position[list(msg.name).index("joint1")]
+
+
+def test_an_mjcf_robot_and_a_urdf_arm_share_one_simulator(ros, processes, tmp_path):
+    """A menagerie-style MJCF robot joins a group beside a URDF arm: its own topic pair in its own joint names, its
+    prefixed frames on /tf, its description latched under its namespace; and each robot's ``reset`` under its
+    namespace takes its own names and resets that robot alone, the other arm holding its commanded pose."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from robot_core_interfaces.srv import ResetSimulation
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+    from tf2_msgs.msg import TFMessage
+
+    robots = tmp_path / "mixed.yaml"
+    robots.write_text(yaml.safe_dump({"robots": [
+        {"namespace": "arm1", "description": str(REPO / "urdf" / "rc_arm.urdf"), "base_pose": [0.0, -0.6, 0.0]},
+        {"namespace": "arm2", "description": str(REPO / "test" / "data" / "mjcf" / "menagerie_style.xml"),
+         "base_pose": [0.0, 0.6, 0.0, 0.0, 0.0, 1.5708]}]}))
+    sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"robots:={robots}")
+    processes.append(sim)
+    sim.wait_for_output("robot group from", timeout=120)
+    node = ros.node("robot_group_mjcf")
+    states: dict[str, list[JointState]] = {"arm1": [], "arm2": []}
+    for ns in states:
+        node.create_subscription(JointState, f"/{ns}/robot_joint_states", states[ns].append, 10)
+    description: list[str] = []
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    node.create_subscription(String, "/arm2/robot_description", lambda m: description.append(m.data), latched)
+    frames: set[tuple[str, str]] = set()
+    node.create_subscription(TFMessage, "/tf", lambda m: frames.update(
+        (t.header.frame_id, t.child_frame_id) for t in m.transforms), 50)
+    wait_for(lambda: all(states.values()), 60, "both robots' joint states")
+    assert list(states["arm2"][-1].name) == ["j1", "j2", "j3", "slide", "finger_a", "finger_b"]
+    assert "joint1" in states["arm1"][-1].name
+    wait_for(lambda: {("arm2/link1", "arm2/link2:j2"), ("arm1/base_link", "arm1/link1")} <= frames, 30,
+             "both robots' prefixed frames on /tf")
+    wait_for(lambda: description, 30, "/arm2/robot_description")
+    assert 'name="j1"' in description[0] and "arm2/" not in description[0]
+
+    def position(ns: str, joint: str) -> float:
+        msg = states[ns][-1]
+        return msg.position[list(msg.name).index(joint)]
+
+    commands = {ns: node.create_publisher(JointState, f"/{ns}/robot_joint_commands", 10) for ns in states}
+
+    def command() -> None:  # (repeated: the first messages may go before the simulator has discovered us)
+        commands["arm1"].publish(JointState(name=["joint1"], position=[0.4]))
+        commands["arm2"].publish(JointState(name=["j1"], position=[0.5]))
+
+    wait_for(lambda: command() or (abs(position("arm2", "j1") - 0.5) < 0.02
+                                   and abs(position("arm1", "joint1") - 0.4) < 0.02),
+             60, "both robots at their commanded positions", poll=0.1)
+
+    reset = node.create_client(ResetSimulation, "/arm2/simulator/reset")
+    assert reset.wait_for_service(timeout_sec=30)
+    answered_eventually(reset.call_async, ResetSimulation.Request(joint_names=["arm1/joint1"], positions=[0.0]),
+                        "an answer of /arm2/simulator/reset")
+    refused = wait_future(reset.call_async(ResetSimulation.Request(joint_names=["joint1"], positions=[0.0])), 30)
+    assert not refused.success and "arm2/joint1" in refused.message, refused.message  # arm1's names are not arm2's
+    answer = wait_future(reset.call_async(ResetSimulation.Request(joint_names=["j2"], positions=[0.3])), 30)
+    assert answer.success and "robot 'arm2' reset" in answer.message, answer.message
+    count = len(states["arm2"])
+    wait_for(lambda: len(states["arm2"]) > count + 5, 30, "arm2's states after the reset")
+    assert abs(position("arm2", "j1")) < 0.02 and abs(position("arm2", "j2") - 0.3) < 0.02
+    assert abs(position("arm1", "joint1") - 0.4) < 0.02  # the other robot went on

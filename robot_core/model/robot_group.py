@@ -127,17 +127,22 @@ def merge_robots(members: Sequence[GroupMember], load: Callable[[str], RobotMode
                  world_frame: str = "world") -> RobotGroup:
     """One model of ``members`` (loaded with ``load``), each under its prefix and welded to ``world_frame``.
 
-    MJCF robots are refused (the simulator uses their own file as written, which cannot be merged this way). The
-    descriptions' Gazebo sensors (cameras, lasers) come along under the prefix (:func:`_prefixed_sensor`)."""
+    An MJCF robot's links and joints are merged the same way and the robot is kept in ``mjcf_members``, so the
+    physics builder attaches its file as written below its prefixed root link (``MjSpec.attach`` with the
+    prefix; :mod:`robot_core.physics.mjcf_spec`). The descriptions' Gazebo sensors (cameras, lasers) come along
+    under the prefix (:func:`_prefixed_sensor`)."""
     merged = RobotModel(name="+".join(m.namespace for m in members), source_file=members[0].description
                         if members else "<robots>")
     merged.links[world_frame] = Link(world_frame)
     for member in members:
         robot = load(member.description)
         if robot.mjcf is not None:
-            raise RobotModelError("an MJCF robot cannot join a robot group (its own file is simulated as written)",
-                                  SourceRef(member.description, None, "mujoco"))
-        if not robot.fixed_base:
+            if not robot.fixed_base or any(j.type == "floating" for j in robot.joints.values()):
+                raise RobotModelError(f"robot '{member.namespace}': an MJCF robot with a free base cannot join a robot "
+                                      "group yet (its free joint would come along with the file)",
+                                      SourceRef(member.description, None, "freejoint"))
+            merged.mjcf_members[member.prefix] = robot
+        elif not robot.fixed_base:
             warnings.warn(RobotModelWarning(f"{member.description}: robot '{member.namespace}' has a free base; in a "
                                             "robot group it is welded at its base_pose"), stacklevel=2)
         pre = member.prefix

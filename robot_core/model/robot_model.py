@@ -401,6 +401,9 @@ class RobotModel:
     urdf_xml: str | None = None
     # The MJCF source, when the model was read from MJCF (the simulator then uses that file as written).
     mjcf: MjcfSource | None = None
+    # A robot group's MJCF robots (model/robot_group.py), by prefix ("arm1/"): their links and joints are in this
+    # model under the prefix, and the simulator attaches each one's file as written below its root link.
+    mjcf_members: dict[str, RobotModel] = field(default_factory=dict)
     # Gazebo <sensor>s: model/sensors.py SensorSpec (not imported here: sensors.py builds on this module).
     sensors: list = field(default_factory=list)
 

@@ -51,8 +51,9 @@ reset, pause or resume interrupts it: success=false, "interrupted by reset after
 A robot group (parameter ``robots``) runs in this one node, whose own services take the group's prefixed names
 (``arm1/joint1``, ``arm1/link2``: one world). Each robot also gets what a user of that robot alone knows, under its
 namespace: ``/<ns>/robot_description`` (its own description as written, latched, as robot_state_publisher gives
-it) and ``/<ns>/simulator/set_joint_state`` and ``/<ns>/simulator/apply_wrench`` taking its own joint and link
-names (``joint1``, ``link2``), the names a ``--namespace`` bringup's simulator answers to. Its cameras and lasers
+it) and ``/<ns>/simulator/set_joint_state``, ``/<ns>/simulator/apply_wrench`` and ``/<ns>/simulator/reset`` taking
+its own joint and link names (``joint1``, ``link2``), the names a ``--namespace`` bringup's simulator answers to
+(that reset puts only its robot back; time is the world's). Its cameras and lasers
 publish under its namespace (``/<ns>/<sensor>/image_raw``) in its prefixed frames (robot_core.model.robot_group).
 
 A reset sets simulated time back to 0, as Gazebo's reset does; /clock jumps backwards. While paused, clock,
@@ -718,7 +719,7 @@ class SimulatorNode(ReadOnlyReasons, Node):
             self.create_subscription(JointState, m.joint_commands_topic,
                                      lambda msg, io=io, topic=m.joint_commands_topic: self._on_member_command(
                                          io, topic, msg), COMMAND_QOS)
-            self._make_member_services(m.namespace, m.prefix)
+            self._make_member_services(m.namespace, m.prefix, joints)
             if self.params["publish_robot_description"]:
                 robot = loaded[m.description]
                 pub = self.create_publisher(String, f"/{m.namespace}/robot_description", LATCHED_QOS)
@@ -855,15 +856,43 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self.create_service(ApplyWrench, "~/apply_wrench", self._srv_apply_wrench)
         self._make_world_services()
 
-    def _make_member_services(self, namespace: str, prefix: str) -> None:
-        """One robot of a group: set_joint_state and apply_wrench under its namespace, in its own names."""
-        from robot_core_interfaces.srv import ApplyWrench, SetJointState
+    def _make_member_services(self, namespace: str, prefix: str, joints: list[str]) -> None:
+        """One robot of a group: set_joint_state, apply_wrench and reset under its namespace, in its own names
+        (what ``--namespace``'s simulator answers to)."""
+        from robot_core_interfaces.srv import ApplyWrench, ResetSimulation, SetJointState
 
         base = f"/{namespace}/{self.get_name()}"
         self.create_service(SetJointState, f"{base}/set_joint_state",
                             lambda req, res: self._srv_set_joint_state(req, res, prefix))
         self.create_service(ApplyWrench, f"{base}/apply_wrench",
                             lambda req, res: self._srv_apply_wrench(req, res, prefix))
+        self.create_service(ResetSimulation, f"{base}/reset",
+                            lambda req, res: self._srv_member_reset(req, res, namespace, prefix, joints))
+
+    def _srv_member_reset(self, request: Any, response: Any, namespace: str, prefix: str, joints: list[str]) -> Any:
+        """One robot of a group back to its initial positions (or a keyframe's for its joints), at rest, the given
+        joints (its own names) overriding them; time, the other robots and the world's objects go on (the world's
+        ``~/reset`` takes them all back to t = 0)."""
+        names = [prefix + n for n in request.joint_names]
+        positions, keyframe = list(request.positions), str(request.keyframe)
+
+        def reset() -> str:
+            if len(names) != len(positions):
+                raise ValueError(f"reset: {len(positions)} positions for {len(names)} joint_names")
+            start: dict[str, float] = {}
+            if keyframe:
+                known = self._world.keyframes if self._world is not None else {}
+                if keyframe not in known:
+                    raise ValueError(f"reset: unknown keyframe '{keyframe}' (keyframes: {sorted(known) or 'none'})")
+                start = {n: v for n, v in known[keyframe].joints.items() if n.startswith(prefix)}
+            mine = [prefix + j for j in joints]
+            self.engine.reset_joints(mine, {**start, **dict(zip(names, positions, strict=True))})
+            self._after_jump()
+            source = f"keyframe '{keyframe}'" if keyframe else "its initial positions"
+            given = f" with {', '.join(request.joint_names)} set" if names else ""
+            return f"robot '{namespace}' reset to {source}{given} (time and the other robots go on)"
+
+        return self._answer(response, reset, "reset")
 
     def _answer(self, response: Any, fn: Callable[[], str], what: str) -> Any:
         """Run a service body on the simulation thread; errors become success=false with the reason."""

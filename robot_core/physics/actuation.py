@@ -70,6 +70,7 @@ import mujoco
 import numpy as np
 
 from robot_core.model.robot_model import Joint, RobotModel, RobotModelWarning
+from robot_core.physics.mjcf_spec import mjcf_source_of
 
 ACTUATOR_PREFIX = "rc_actuator/"
 GAIN_KEYS = ("kp", "kd", "kv")
@@ -134,7 +135,8 @@ def idles_in_effort(robot: RobotModel, coordinate: str) -> bool:
     joint = joint_coordinates(robot).get(coordinate)
     if joint is None:
         return False
-    if robot.mjcf is not None and joint.name not in robot.mjcf.servos:
+    source, own_name = mjcf_source_of(robot, joint.name)
+    if source is not None and own_name not in source.servos:
         return True  # an MJCF joint without an actuator is passive, as in the file
     names = {i.name for block in robot.ros2_control for rj in block.joints if rj.name == joint.name
              for i in rj.command_interfaces}

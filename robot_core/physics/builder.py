@@ -51,11 +51,13 @@ Mapping (one MuJoCo body per URDF link, named after the link):
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import re
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -63,7 +65,7 @@ import numpy as np
 from robot_core.model.robot_model import Geometry, Joint, RobotModel, RobotModelError, RobotModelWarning, SourceRef
 from robot_core.model.validation import roundoff_moment
 from robot_core.physics.collada import ColladaError, read_collada
-from robot_core.physics.mjcf_spec import link_frames, prepare_mjcf_spec
+from robot_core.physics.mjcf_spec import attach_mjcf_member, link_frames, prepare_mjcf_spec
 
 TINY_MASS = 1e-6
 TINY_INERTIA = 1e-9
@@ -651,11 +653,37 @@ def prepare_spec(robot: RobotModel, *, fixed_base: bool | None = None, timestep:
         mjcf_spec = prepare_mjcf_spec(robot, timestep)
         if mjcf_spec is not None:
             return PreparedSpec(mjcf_spec, True, link_frames=link_frames(robot))
+    if robot.mjcf_members:
+        return _prepare_group_spec(robot, fixed_base=fixed_base, timestep=timestep, include_visuals=include_visuals,
+                                   disable_linked_collisions=disable_linked_collisions,
+                                   include_collisions=include_collisions, limit_timeconst=limit_timeconst)
     fb = robot.fixed_base if fixed_base is None else bool(fixed_base)
     b = _SpecBuilder(robot, fb, timestep, include_visuals, disable_linked_collisions, include_collisions,
                      limit_timeconst)
     spec = b.build()
     return PreparedSpec(spec, b.fixed_base, b.skipped_meshes, b.adjusted_links)
+
+
+def _prepare_group_spec(robot: RobotModel, **options: Any) -> PreparedSpec:
+    """A robot group with MJCF robots (``robot.mjcf_members``): the URDF robots and each MJCF robot's root link
+    (welded at its base pose) built as above, then each MJCF robot's own file attached below that link under its
+    prefix (:func:`robot_core.physics.mjcf_spec.attach_mjcf_member`). A member whose file cannot be used as
+    written (:func:`prepare_mjcf_spec` warned) is built from its links and joints like a URDF robot."""
+    children = {prefix: prepare_mjcf_spec(member, options["timestep"])
+                for prefix, member in robot.mjcf_members.items()}
+    attached = {prefix: child for prefix, child in children.items() if child is not None}
+    own = {prefix + link for prefix in attached for link in robot.mjcf_members[prefix].links
+           if link != robot.mjcf_members[prefix].root_link}
+    rest = copy.copy(robot)
+    rest.links = {name: link for name, link in robot.links.items() if name not in own}
+    rest.joints = {name: j for name, j in robot.joints.items() if j.child not in own}
+    rest.mjcf_members = {}
+    prepared = prepare_spec(rest, **options)
+    frames: dict[str, tuple[str, np.ndarray]] = {}
+    for prefix, child in attached.items():
+        frames.update(attach_mjcf_member(prepared.spec, prefix, robot.mjcf_members[prefix], child))
+    prepared.link_frames = frames
+    return prepared
 
 
 def build_spec(robot: RobotModel, *, fixed_base: bool | None = None, timestep: float = 0.001,
@@ -752,10 +780,10 @@ def index_model(robot: RobotModel, spec: mujoco.MjSpec, model: mujoco.MjModel, *
         joints[j.name] = index(j.name, j.type, names)
     links: dict[str, LinkFrame] = {}
     frames = prepared.link_frames if prepared is not None else None
-    for name in robot.links:
-        body, offset = frames[name] if frames is not None else (name, np.eye(4))
+    for name in robot.links:  # (a robot group's MJCF robots: only their links are in ``frames``)
+        body, offset = frames[name] if frames is not None and name in frames else (name, np.eye(4))
         bid = mujoco.mj_name2id(model, obj.mjOBJ_BODY, body)
-        sid = mujoco.mj_name2id(model, obj.mjOBJ_SITE, name) if frames is None else -1
+        sid = mujoco.mj_name2id(model, obj.mjOBJ_SITE, name) if frames is None or name not in frames else -1
         if bid < 0:
             raise RobotModelError(f"link '{name}' missing from the compiled model of '{robot.name}'")
         links[name] = LinkFrame(name, bid, sid, offset)

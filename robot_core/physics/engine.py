@@ -342,6 +342,24 @@ class PhysicsEngine:
         self._bad_qacc_stat = self._data.warning[mujoco.mjtWarning.mjWARN_BADQACC]  # a live view
         self._bad_qacc = self._bad_qacc_stat.number
 
+    def reset_joints(self, joints: Sequence[str], positions: Mapping[str, float] | None = None) -> None:
+        """Only ``joints`` (one robot of a group) back to their initial positions (updated by ``positions``), at
+        rest and holding that pose; time and the other joints go on (one world has one time, see :meth:`reset`).
+        A name of ``positions`` outside ``joints`` is refused before anything changes."""
+        wanted = list(dict.fromkeys(joints))
+        outside = sorted(set(positions or {}) - set(wanted))
+        if outside:
+            raise CommandError(f"reset: joints {[clip(n) for n in outside[:5]]} are not among the {len(wanted)} "
+                               "joints being reset")
+        unknown = [n for n in wanted if n not in self._joint_index]
+        if unknown:
+            raise CommandError(f"reset: robot '{self.robot.name}' has no joint coordinate '{clip(unknown[0])}'")
+        q = {n: float(self._initial[self._joint_index[n]]) for n in wanted if self._coordinates[n].mimic is None}
+        q.update(positions or {})
+        self._validate_state(q, "reset")  # before anything changes
+        self.stop_motion_commands(wanted)  # velocity and effort commands of these joints stop
+        self.set_joint_state(q, dict.fromkeys(wanted, 0.0))
+
     def step(self, n: int = 1) -> None:
         """Advance ``n`` physics steps with the current commands."""
         m, d = self._model, self._data

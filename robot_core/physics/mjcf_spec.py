@@ -238,14 +238,56 @@ def link_frames(robot: RobotModel) -> dict[str, tuple[str, np.ndarray]]:
 
 def mjcf_gains(robot: RobotModel, actuated: list[str]) -> dict[str, dict[str, float]]:
     """The MJCF actuators' servo gains in joint space, as ``PhysicsEngine`` gain overrides."""
-    if robot.mjcf is None:
-        return {}
     out: dict[str, dict[str, float]] = {}
     for name in actuated:
-        servo = robot.mjcf.servos.get(name)
+        source, own_name = mjcf_source_of(robot, name)
+        servo = source.servos.get(own_name) if source is not None else None
         if servo is None:
             continue
         gains = {k: v for k, v in (("kp", servo.kp), ("kd", servo.kd), ("kv", servo.kv)) if v is not None}
         if gains:
             out[name] = gains
     return out
+
+
+def mjcf_source_of(robot: RobotModel, joint: str) -> tuple[MjcfSource | None, str]:
+    """The MJCF a joint of ``robot`` was read from and the joint's name in it: the robot's own file, a robot
+    group's MJCF member (``arm1/j1`` -> ``j1`` of that member's file), or (None, joint) for a URDF joint."""
+    if robot.mjcf is not None:
+        return robot.mjcf, joint
+    for prefix, member in robot.mjcf_members.items():
+        if joint.startswith(prefix):
+            return member.mjcf, joint[len(prefix):]
+    return None, joint
+
+
+def _option_fields(option: object) -> list[str]:
+    return [a for a in dir(option) if not a.startswith("_") and not callable(getattr(option, a))]
+
+
+def attach_mjcf_member(spec: mujoco.MjSpec, prefix: str, member: RobotModel,
+                       child: mujoco.MjSpec) -> dict[str, tuple[str, np.ndarray]]:
+    """Attach an MJCF robot of a robot group (``child``: its :func:`prepare_mjcf_spec`) as written, every name
+    under ``prefix``, to the body of its prefixed root link in ``spec`` (the group's world, where the builder
+    welded that link at the base pose); returns the member's link frames under their prefixed names.
+
+    One world has one set of ``<option>``s: the group's (the builder's) win, and a member whose file sets others
+    is warned about, naming them (MuJoCo would only keep the parent's with a warning of its own)."""
+    root = prefix + member.root_link
+    body = spec.body(root)
+    if body is None:
+        raise RobotModelError(f"robot group: the root link '{root}' of the MJCF robot is not in the world",
+                              SourceRef(member.source_file))
+    differ = []
+    for name in _option_fields(child.option):
+        mine, theirs = getattr(spec.option, name), getattr(child.option, name)
+        if not np.array_equal(np.asarray(mine), np.asarray(theirs)):
+            differ.append(name)
+            setattr(child.option, name, mine)
+    if differ:
+        _warn(member, f"<option> {', '.join(differ)}: one world has one set of options, the robot group's are "
+                      "used (a robot of a group keeps its bodies, joints, actuators' gains, contacts, equalities "
+                      "and sensors as written)")
+    spec.attach(child, prefix=prefix, frame=body.add_frame())
+    return {prefix + link: (root if mj_body == "world" else prefix + mj_body, offset)
+            for link, (mj_body, offset) in link_frames(member).items()}

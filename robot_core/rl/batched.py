@@ -34,7 +34,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from robot_core.rl.task_env import STATE_SPEC
+from robot_core.rl.task_env import STATE_SPEC, state_qpos_qvel
 
 
 class BatchedEnv(VectorEnv):
@@ -150,9 +150,8 @@ class BatchedEnv(VectorEnv):
         idx = np.flatnonzero(which)
         if idx.size == 0:
             return
-        nq, nv = self._nq, self._nv
         fresh = np.repeat(self._initial_state[None], idx.size, axis=0)
-        qpos, qvel = fresh[:, 1:1 + nq], fresh[:, 1 + nq:1 + nq + nv]  # views: the draws land in ``fresh``
+        qpos, qvel = state_qpos_qvel(fresh, self._nq, self._nv)  # views: the draws land in ``fresh``
         for row, i in enumerate(idx):
             self.env.reset_state(self._rngs[i], qpos[row], qvel[row])
         self.states[idx] = fresh
@@ -168,9 +167,7 @@ class BatchedEnv(VectorEnv):
 
     def _evaluate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """Observations (state vectors), rewards, terminated and the info dict of the batch's current states."""
-        nq, nv = self._nq, self._nv
-        qpos = self.states[:, 1:1 + nq]
-        qvel = self.states[:, 1 + nq:1 + nq + nv]
+        qpos, qvel = state_qpos_qvel(self.states, self._nq, self._nv)
         obs, reward, terminated, success = self.env.evaluate(qpos, qvel, self.sensordata, self._start)
         return obs, reward, terminated, {"is_success": success}
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from robot_core.rl.batched import BatchedEnv
 from robot_core.rl.reach_env import ReachEnv
-from robot_core.rl.task_env import STATE_SPEC
+from robot_core.rl.task_env import STATE_SPEC, state_qpos_qvel
 
 
 class BatchedReachEnv(BatchedEnv):
@@ -90,9 +90,7 @@ class BatchedReachEnv(BatchedEnv):
         self._needs_reset[idx] = False
 
     def _evaluate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        nq, nv = self._nq, self._nv
-        qpos = self.states[:, 1:1 + nq]
-        qvel = self.states[:, 1 + nq:1 + nq + nv]
+        qpos, qvel = state_qpos_qvel(self.states, self._nq, self._nv)
         obs, reward, success, distance = self.env.evaluate(qpos, qvel, self.sensordata, self._targets)
         return obs, reward, success.copy(), {"distance": distance, "is_success": success}
 

@@ -39,6 +39,12 @@ from robot_core.rl.robot_env import camera_fields, make_renderer
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 
 
+def state_qpos_qvel(states: np.ndarray, nq: int, nv: int) -> tuple[np.ndarray, np.ndarray]:
+    """qpos and qvel of :data:`STATE_SPEC` state rows (MuJoCo's order: time, qpos, qvel, ...) as views, so the
+    batched paths read them and write a reset's draw into the rows without copying."""
+    return states[..., 1:1 + nq], states[..., 1 + nq:1 + nq + nv]
+
+
 class TaskEnv(gym.Env):
     """Base of the MjSpec-built task environments; see the module docstring for what a subclass provides."""
 

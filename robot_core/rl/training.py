@@ -126,3 +126,32 @@ def evaluate(model: Any, env: gym.Env, episodes: int, seed: int) -> list[tuple[i
             length, total, done = length + 1, total + float(reward), terminated or truncated
         out.append((length, total))
     return out
+
+
+# What "learned" means for the CartPole checks (the CI test, bench/rl.py, bench/rl_rllib.py): a mean episode
+# length LEARNED_FACTOR times the uniformly random policy's (issue 18).
+LEARNED_FACTOR = 5.0
+
+
+def random_episode_lengths(env_id: str, episodes: int = 20, seed: int = 1000) -> list[int]:
+    """Episode lengths of the uniformly random policy on ``env_id`` (episode k: env seeded ``seed + k``, action
+    space ``k``), the baseline of the learned checks; the same seeds as :func:`evaluate` uses for the policy."""
+    env = gym.make(env_id)
+    lengths = []
+    try:
+        for k in range(episodes):
+            env.reset(seed=seed + k)
+            env.action_space.seed(k)
+            n, done = 0, False
+            while not done:
+                _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+                n, done = n + 1, terminated or truncated
+            lengths.append(n)
+    finally:
+        env.close()
+    return lengths
+
+
+def learned_threshold(env_id: str, episodes: int = 20) -> float:
+    """The mean episode length a policy must reach to count as learned: LEARNED_FACTOR x the random policy's."""
+    return LEARNED_FACTOR * float(np.mean(random_episode_lengths(env_id, episodes)))
