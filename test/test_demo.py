@@ -142,9 +142,15 @@ def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes
 
 
 def test_embedded_demo_runs_in_the_world_with_the_camera(tmp_path, processes):
-    """Embedded mode: the controller manager simulates the table-top world and renders the scene camera."""
-    out, output = _run_demo(tmp_path, processes, "--mode", "embedded")
+    """Embedded mode: the controller manager simulates the table-top world and renders the scene camera; with
+    `--view` the live web view runs beside it and draws the arm, posed from /tf, and the trajectory goal."""
+    from browser import free_port
+
+    out, output = _run_demo(tmp_path, processes, "--mode", "embedded", "--view", str(free_port()))
     assert "robot_core demo: SUCCESS" in output
+    view_log = (out / "logs" / "view.log").read_text()
+    for said in ("drawing 'rc_arm'", "links posed from", "goal of", "from /joint_trajectory_controller/"):
+        assert said in view_log, view_log[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["success"] is True and summary["mode"] == "embedded"
     assert all(g["success"] for g in summary["goals"]) and len(summary["goals"]) == 3
