@@ -147,12 +147,18 @@ class Bringup:
                 self.progress(f"waiting for the simulator's first message on {plan.raw_states_topic()}")
                 wait_for_robot_states(deadline, self.stop_event, self._check_children, topic=plan.raw_states_topic())
         for plan in plans:
+            # A plan's spawners (its active and its inactive controllers) run side by side, as the launch files
+            # start them: each is a Python start-up and a DDS discovery, which in turn cost seconds per bringup.
+            runs = []
             for step in plan.spawns:
                 what = "inactive" if step.inactive else "active"
                 self.progress(f"spawning {what}: {', '.join(step.controllers)} on {plan.options.manager}")
                 timeout = max(5.0, deadline - time.monotonic())
-                child = self._run_watched(self._child_name(plan, f"spawner_{what}"), [
-                    executable("spawner"), *step.arguments(plan.options.manager, timeout)], timeout)
+                runs.append((step, self._child_name(plan, f"spawner_{what}"),
+                             [executable("spawner"), *step.arguments(plan.options.manager, timeout)]))
+            children = self._run_watched([(name, argv) for _, name, argv in runs],
+                                         max(5.0, deadline - time.monotonic()))
+            for (step, _, _), child in zip(runs, children, strict=True):
                 if child.popen.returncode != 0:
                     raise BringupError(f"spawner for {', '.join(step.controllers)} failed (exit code "
                                        f"{child.popen.returncode}):\n{_tail(child.output())}{self._node_logs()}")
@@ -172,21 +178,24 @@ class Bringup:
                                     time.monotonic() - t0)
         return self.report
 
-    def _run_watched(self, name: str, argv: list[str], timeout: float) -> Child:
-        child = self.supervisor.start(name, argv, expected_exit=True)
+    def _run_watched(self, commands: list[tuple[str, list[str]]], timeout: float) -> list[Child]:
+        """Run one-shot ``(name, argv)`` commands side by side until all have exited, while the nodes stay up."""
+        children = [self.supervisor.start(name, argv, expected_exit=True) for name, argv in commands]
         end = time.monotonic() + timeout
-        while child.alive():
+        while running := [c for c in children if c.alive()]:
             problem = self._check_children(raise_error=False)
             if self.stop_event.is_set() or problem or time.monotonic() > end:
-                self.supervisor.stop_child(child)
+                for child in running:
+                    self.supervisor.stop_child(child)
                 if self.stop_event.is_set():
                     raise InterruptedError("bringup interrupted")
-                raise BringupError(problem or f"{name} did not finish within {timeout:.0f} s:\n"
-                                               f"{_tail(child.output())}{self._node_logs()}")
+                raise BringupError(problem or f"{running[0].name} did not finish within {timeout:.0f} s:\n"
+                                               f"{_tail(running[0].output())}{self._node_logs()}")
             time.sleep(0.05)
-        if child._reader is not None:
-            child._reader.join(timeout=2.0)
-        return child
+        for child in children:
+            if child._reader is not None:
+                child._reader.join(timeout=2.0)
+        return children
 
     def _check_children(self, raise_error: bool = True) -> str | None:
         failed = self.supervisor.failed()
