@@ -7,6 +7,7 @@ never leave a process behind (``NodeProcess`` kills its whole process group).
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import signal
@@ -218,6 +219,11 @@ class NodeProcess:
         self.name = name or Path(args[0]).name
         self.log_path = Path(tempfile.mkstemp(prefix=f"robot_core_{self.name}_", suffix=".log")[1])
         self._log = self.log_path.open("w")
+        # output() reads only what was added since its last call: wait_for_output polls it every 5 ms, and
+        # re-reading a chatty node's whole log each time cost the test process CPU that its executor needed.
+        self._reader = self.log_path.open("rb")
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._text: list[str] = []
         full_env = dict(os.environ)
         full_env.update(env or {})
         self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, env=full_env,
@@ -236,8 +242,15 @@ class NodeProcess:
         return cls([sys.executable, str(script), *args], name=Path(script).stem, **kwargs)
 
     def output(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")
+        if not self._log.closed:
+            self._log.flush()
+        if not self._reader.closed:
+            chunk = self._reader.read()
+            if chunk:
+                self._text.append(self._decoder.decode(chunk))
+            if len(self._text) > 1:
+                self._text[:] = ["".join(self._text)]
+        return self._text[0] if self._text else ""
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -266,6 +279,8 @@ class NodeProcess:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self._log.close()
+        self.output()  # the last lines, read before the reader closes
+        self._reader.close()
         return self.proc.returncode
 
     def __enter__(self) -> NodeProcess:
