@@ -224,8 +224,8 @@ class SpawnStep:
     inactive: bool = False
 
     def arguments(self, manager: str = "controller_manager", manager_timeout: float = 60.0) -> list[str]:
-        # Each service call may wait as long as the manager: the plan's spawners run side by side, so one's switch
-        # can queue behind the other's configure calls, which a loaded machine stretches past the spawner's 10 s.
+        # Each service call may wait as long as the manager: the launch file runs a plan's spawners side by side, so
+        # one's switch can queue behind the other's configure calls, which a loaded machine stretches past 10 s.
         args = [*self.controllers, "--controller-manager", manager, "--controller-manager-timeout",
                 f"{manager_timeout:g}", "--service-call-timeout", f"{manager_timeout:g}"]
         if self.inactive:
