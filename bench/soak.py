@@ -22,7 +22,13 @@ what the growth is made of. ``--node-env KEY=VALUE`` (repeatable) sets an enviro
 processes only (not the anchor), e.g. ``MALLOC_ARENA_MAX=0`` to undo the nodes' own arena cap
 (:mod:`robot_core.ros.malloc_arenas`) for a comparison.
 
-Run: ``.venv/bin/python bench/soak.py [--minutes 10] [--goal-period 3] [--node-env KEY=VALUE ...]``.
+``--tracemalloc A,B`` traces the controller manager's Python allocations (``bench/tracemalloc_site``, put first
+on the nodes' PYTHONPATH) and has it dump a snapshot at minute A and minute B of the load; the end shows what grew
+in between, by source line and by the innermost robot_core frame, beside its ``/proc/<pid>/smaps_rollup`` then
+(tracemalloc slows every allocation: the RSS figures of such a run are not comparable with a plain one).
+
+Run: ``.venv/bin/python bench/soak.py [--minutes 10] [--goal-period 3] [--node-env KEY=VALUE ...]
+[--tracemalloc 2,12]``.
 """
 
 from __future__ import annotations
@@ -92,22 +98,11 @@ def isolate_ros() -> int:
     raise RuntimeError("no free ROS domain id in 1..100")
 
 
-def rss_kb(pid: int) -> int | None:
-    """VmRSS of a live process in kB; None once it has gone."""
+def status_field(pid: int, key: str) -> int | None:
+    """An integer field of ``/proc/<pid>/status`` (``VmRSS`` in kB, ``Threads``); None once the process has gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        return None
-    return None
-
-
-def threads(pid: int) -> int | None:
-    """Number of threads of a live process; None once it has gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("Threads:"):
+            if line.startswith(f"{key}:"):
                 return int(line.split()[1])
     except (OSError, ValueError):
         return None
@@ -137,11 +132,98 @@ def malloc_arenas(pid: int) -> int | None:
     return count
 
 
+def smaps_rollup(pid: int) -> dict[str, int]:
+    """The kB fields of ``/proc/<pid>/smaps_rollup`` (Rss, Pss_Anon, Private_Dirty, ...); empty once gone."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return {}
+    fields = {}
+    for line in text.splitlines()[1:]:
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if len(parts) == 2 and parts[1] == "kB":
+            fields[key] = int(parts[0])
+    return fields
+
+
+def print_tracemalloc_diff(folder: Path, labels: list[str], rollups: dict[str, dict[str, int]],
+                           top: int = 12) -> None:
+    """What the controller manager's Python allocations gained between its two snapshots, by source line (the
+    innermost frame), then by the innermost robot_core frame of each allocation's traceback; and how its
+    smaps_rollup changed meanwhile (live Python memory vs. all anonymous memory)."""
+    import tracemalloc
+
+    first, last = labels
+    paths = [folder / f"{label}.snapshot" for label in labels]
+    missing = [str(p) for p in paths if not p.exists()]
+    print()
+    if missing:
+        print(f"  tracemalloc: no snapshot {', '.join(missing)} (the manager did not write it)")
+        return
+    a, b = (tracemalloc.Snapshot.load(str(p)) for p in paths)
+    total = [sum(s.size for s in snap.statistics("filename")) for snap in (a, b)]
+    print(f"controller manager, tracemalloc {first} -> {last}: traced Python memory {total[0] / 1024:.0f} -> "
+          f"{total[1] / 1024:.0f} kB ({(total[1] - total[0]) / 1024:+.0f} kB)")
+    ra, rb = rollups.get(first, {}), rollups.get(last, {})
+    keys = [k for k in ("Rss", "Anonymous", "Pss_Anon", "Private_Dirty") if k in ra and k in rb]
+    if keys:
+        print("  smaps_rollup: " + ", ".join(f"{k} {ra[k]} -> {rb[k]} kB ({rb[k] - ra[k]:+d})" for k in keys))
+    print(f"  largest growth by line (top {top}):")
+    for stat in b.compare_to(a, "lineno")[:top]:
+        frame = stat.traceback[0]
+        print(f"    {stat.size_diff / 1024:+9.1f} kB {stat.count_diff:+7d} blocks  {frame.filename}:{frame.lineno}")
+    growth: dict[str, list[int]] = {}
+    for stat in b.compare_to(a, "traceback"):
+        ours = next((f for f in stat.traceback if "robot_core" in f.filename), None)
+        where = f"{ours.filename}:{ours.lineno}" if ours else "(no robot_core frame)"
+        acc = growth.setdefault(where, [0, 0])
+        acc[0] += stat.size_diff
+        acc[1] += stat.count_diff
+    print(f"  largest growth by the innermost robot_core frame (top {top}):")
+    for where, (size, count) in sorted(growth.items(), key=lambda kv: -kv[1][0])[:top]:
+        print(f"    {size / 1024:+9.1f} kB {count:+7d} blocks  {where}")
+
+
 def slope_kb_per_min(t: list[float], rss: list[int]) -> float | None:
     """Least-squares slope of RSS (kB) over time (s), in kB/min; None with fewer than 3 samples."""
     if len(t) < 3:
         return None
     return float(np.polyfit(np.asarray(t) / 60.0, np.asarray(rss, dtype=float), 1)[0])
+
+
+class InFlight:
+    """One kind of request sent periodically, one at a time: a tick that finds the previous one unanswered skips,
+    unless it waited longer than ``timeout`` (then it counts as failed, its late answer is ignored)."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.sent = 0  # finished ones only
+        self.ok = 0
+        self.failures: dict[str, int] = {}  # why one did not succeed -> how often
+        self._serial = 0
+        self._since: float | None = None  # monotonic time the one in flight was sent
+
+    def begin(self) -> int | None:
+        """The serial of a new request to send now, or None while the previous one is still running."""
+        if self._since is not None:
+            if time.monotonic() - self._since <= self.timeout:
+                return None
+            self.done(self._serial, f"no answer within {self.timeout:g} s")
+        self._serial += 1
+        self._since = time.monotonic()
+        return self._serial
+
+    def done(self, serial: int, why: str | None) -> None:
+        """Request ``serial`` finished: ``why`` None for success, else the reason it did not succeed."""
+        if serial != self._serial or self._since is None:
+            return  # an answer to one already given up on
+        self._since = None
+        self.sent += 1
+        if why is None:
+            self.ok += 1
+        else:
+            self.failures[why] = self.failures.get(why, 0) + 1
 
 
 class Client:
@@ -174,13 +256,9 @@ class Client:
                                    "/joint_trajectory_controller/follow_joint_trajectory")
         self.anchor_msgs = 0
         self.node.create_subscription(JointState, "/soak_anchor", self._count_anchor, 10, raw=True)
-        self.failures: dict[str, int] = {}  # why a goal did not succeed -> how often
-        self.counts = {"goals": 0, "goals_ok": 0, "lists": 0, "lists_ok": 0}  # finished ones only
-        self._goal_since: float | None = None  # monotonic time the goal in flight was sent
-        self._goal_serial = 0
+        self.goals = InFlight(self.GOAL_TIMEOUT)
+        self.lists = InFlight(self.LIST_TIMEOUT)
         self._target = AWAY
-        self._list_since: float | None = None
-        self._list_serial = 0
         self._timers: list[Any] = []
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
@@ -201,67 +279,38 @@ class Client:
         self._timers = [self.node.create_timer(goal_period, self._goal_tick),
                         self.node.create_timer(1.0, self._list_tick)]
 
-    # --- goals: executor thread only ---------------------------------------------------------------------------
-    def _goal_done(self, serial: int, why: str | None) -> None:
-        if serial != self._goal_serial or self._goal_since is None:
-            return  # an answer to a goal already given up on
-        self._goal_since = None
-        self.counts["goals"] += 1
-        if why is None:
-            self.counts["goals_ok"] += 1
-        else:
-            self.failures[why] = self.failures.get(why, 0) + 1
-
+    # --- goals and list_controllers: executor thread only -----------------------------------------------------
     def _goal_tick(self) -> None:
         from builtin_interfaces.msg import Duration
         from control_msgs.action import FollowJointTrajectory
         from trajectory_msgs.msg import JointTrajectoryPoint
 
-        if self._goal_since is not None:
-            if time.monotonic() - self._goal_since > self.GOAL_TIMEOUT:
-                self._goal_done(self._goal_serial, f"no result within {self.GOAL_TIMEOUT:g} s")
-            else:
-                return  # the previous goal is still running: this tick is skipped
+        serial = self.goals.begin()
+        if serial is None:
+            return
         goal = FollowJointTrajectory.Goal()
         goal.trajectory.joint_names = JOINTS
         goal.trajectory.points = [JointTrajectoryPoint(positions=self._target,
                                                        time_from_start=Duration(sec=1, nanosec=500_000_000))]
         self._target = HOME if self._target is AWAY else AWAY
-        self._goal_serial += 1
-        self._goal_since = time.monotonic()
-        serial = self._goal_serial
         self.action.send_goal_async(goal).add_done_callback(lambda f: self._on_goal_answer(serial, f))
 
     def _on_goal_answer(self, serial: int, future: Any) -> None:
         handle = future.result()
         if handle is None or not handle.accepted:
-            self._goal_done(serial, "rejected")
+            self.goals.done(serial, "rejected")
             return
         handle.get_result_async().add_done_callback(
-            lambda f: self._goal_done(serial, None if f.result().result.error_code == 0
+            lambda f: self.goals.done(serial, None if f.result().result.error_code == 0
                                       else f"error_code {f.result().result.error_code}"))
-
-    # --- list_controllers: executor thread only --------------------------------------------------------------
-    def _list_done(self, serial: int, ok: bool) -> None:
-        if serial != self._list_serial or self._list_since is None:
-            return
-        self._list_since = None
-        self.counts["lists"] += 1
-        self.counts["lists_ok"] += int(ok)
 
     def _list_tick(self) -> None:
         from controller_manager_msgs.srv import ListControllers
 
-        if self._list_since is not None:
-            if time.monotonic() - self._list_since > self.LIST_TIMEOUT:
-                self._list_done(self._list_serial, False)
-            else:
-                return
-        self._list_serial += 1
-        self._list_since = time.monotonic()
-        serial = self._list_serial
-        self.lister.call_async(ListControllers.Request()).add_done_callback(
-            lambda f: self._list_done(serial, f.result() is not None))
+        serial = self.lists.begin()
+        if serial is not None:
+            self.lister.call_async(ListControllers.Request()).add_done_callback(
+                lambda f: self.lists.done(serial, None if f.result() is not None else "no answer"))
 
     def shutdown(self) -> None:
         for timer in self._timers:
@@ -281,13 +330,31 @@ def main() -> int:
     parser.add_argument("--goal-period", type=float, default=3.0, help="seconds between FollowJointTrajectory goals")
     parser.add_argument("--node-env", action="append", default=[], metavar="KEY=VALUE",
                         help="environment variable for the node processes (not the anchor); repeatable")
+    parser.add_argument("--tracemalloc", metavar="A,B",
+                        help="minutes A and B (of the load) at which the controller manager dumps a tracemalloc "
+                             "snapshot (bench/tracemalloc_site); the end shows what grew between them")
     args = parser.parse_args()
+    marks: list[float] = []
+    if args.tracemalloc:
+        try:
+            marks = [float(x) for x in args.tracemalloc.split(",")]
+        except ValueError:
+            marks = []
+        if len(marks) != 2 or not 0 <= marks[0] < marks[1] <= args.minutes:
+            parser.error(f"--tracemalloc {args.tracemalloc!r}: expected A,B with 0 <= A < B <= --minutes")
     node_env: dict[str, str] = {}
     for item in args.node_env:
         key, sep, value = item.partition("=")
         if not sep or not key:
             parser.error(f"--node-env {item!r}: expected KEY=VALUE")
         node_env[key] = value
+    trace_dir = Path(tempfile.mkdtemp(prefix="soak_tracemalloc_")) if marks else None
+    if trace_dir is not None:
+        site_dir = REPO / "bench" / "tracemalloc_site"
+        given = node_env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        node_env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in (str(site_dir), str(REPO),
+                                                                           *given.split(os.pathsep)) if p))
+        node_env["ROBOT_CORE_TRACEMALLOC_DIR"] = str(trace_dir)
     domain = isolate_ros()
     sys.path.insert(0, str(REPO))
     from robot_core.bringup.plan import BringupOptions, make_plan
@@ -308,6 +375,7 @@ def main() -> int:
     samples: dict[str, list[tuple[float, int]]] = {}
     lost: list[str] = []
     structure: dict[str, list[tuple[int | None, int | None]]] = {}  # name -> (threads, arenas) first, last
+    rollups: dict[str, dict[str, int]] = {}  # tracemalloc label -> the manager's smaps_rollup then
     bare_env = dict(bringup.supervisor.env)
     try:
         bringup.supervisor.env.update(node_env)
@@ -331,25 +399,35 @@ def main() -> int:
         while True:
             now = time.monotonic()
             for name, pid in pids.items():
-                value = rss_kb(pid)
+                value = status_field(pid, "VmRSS")
                 if value is None:
                     if name not in lost:
                         lost.append(name)
                 else:
                     samples[name].append((now - t0, value))
-                    shape = (threads(pid), malloc_arenas(pid))
+                    shape = (status_field(pid, "Threads"), malloc_arenas(pid))
                     if None not in shape:
                         structure.setdefault(name, [shape])[1:] = [shape]
+            for mark in marks:
+                label = f"minute_{mark:g}"
+                if trace_dir is not None and label not in rollups and now - t0 >= mark * 60.0 - 1.0:
+                    (trace_dir / f"{label}.request").write_text("")
+                    rollups[label] = smaps_rollup(pids["controller_manager"])
             if lost or now >= end:
                 break
             k += 1
             time.sleep(max(0.0, min(t0 + k * SAMPLE_PERIOD, end) - time.monotonic()))
+        if trace_dir is not None:  # the manager dumps its snapshots on its own thread within a second or so
+            wait_end = time.monotonic() + 120.0
+            while time.monotonic() < wait_end and not all((trace_dir / f"{label}.snapshot").exists()
+                                                          for label in rollups):
+                time.sleep(0.5)
     finally:
         if client is not None:
             client.shutdown()  # stops the executor: the counts are final after this
-        counts = dict(client.counts) if client is not None else {}
+        goals = client.goals if client is not None else InFlight(0.0)
+        lists = client.lists if client is not None else InFlight(0.0)
         anchor_msgs = client.anchor_msgs if client is not None else 0
-        failures = dict(client.failures) if client is not None else {}
         bringup.stop()
     if lost:
         print(f"  stopped early: {', '.join(lost)} exited (logs in {log_dir})")
@@ -385,12 +463,13 @@ def main() -> int:
         if n in structure:
             (t_first, a_first), (t_last, a_last) = structure[n][0], structure[n][-1]
             print(f"  {n}: threads {t_first} -> {t_last}, malloc arena heaps {a_first} -> {a_last}")
-    print(f"  load: goals {counts.get('goals_ok', 0)}/{counts.get('goals', 0)} succeeded, list_controllers "
-          f"{counts.get('lists_ok', 0)}/{counts.get('lists', 0)} answered, {anchor_msgs} anchor messages read; "
-          f"load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end")
-    if failures:
-        print("  goals that did not succeed: " + ", ".join(f"{why} x{n}" for why, n in sorted(failures.items())))
+    print(f"  load: goals {goals.ok}/{goals.sent} succeeded, list_controllers {lists.ok}/{lists.sent} answered, "
+          f"{anchor_msgs} anchor messages read; load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end")
+    if goals.failures:
+        print("  goals that did not succeed: " + ", ".join(f"{why} x{n}" for why, n in sorted(goals.failures.items())))
     print("  ('vs anchor': steady-state slope minus the anchor's, kB/min; node logs kept only on failure)")
+    if trace_dir is not None:
+        print_tracemalloc_diff(trace_dir, [f"minute_{m:g}" for m in marks], rollups)
     if not lost:
         import shutil
 

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ros_harness import REPO, NodeProcess, answered_eventually, wait_for, wait_future
+from ros_harness import REPO, NodeProcess, answered_eventually, wait_for, wait_future, wait_ready
 
 DATA = Path(__file__).parent / "data" / "cm_node"
 CONTROLLERS_YAML = DATA / "cm_controllers.yaml"
@@ -98,10 +98,10 @@ class CmClient:
         self._clients = {name: node.create_client(t, f"{manager}/{name}") for name, t in self._types.items()}
         self._answering: set[str] = set()
         for name in ("list_controllers", "switch_controller"):
-            assert self._clients[name].wait_for_service(timeout_sec=30), f"{manager}/{name} not available"
+            assert wait_ready(self._clients[name], 30), f"{manager}/{name} not available"
 
     def _warm_up(self, service: str) -> None:
-        assert self._clients[service].wait_for_service(timeout_sec=30), f"{self.manager}/{service} not available"
+        assert wait_ready(self._clients[service], 30), f"{self.manager}/{service} not available"
         answered_eventually(self._clients[service].call_async, self._types[service].Request(**HARMLESS[service]),
                             f"an answer from {self.manager}/{service}")
         self._answering.add(service)

@@ -7,6 +7,7 @@ never leave a process behind (``NodeProcess`` kills its whole process group).
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import signal
@@ -92,6 +93,18 @@ def wait_for(condition: Callable[[], Any], timeout: float = 10.0, what: str = "c
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}")
         time.sleep(poll)
+
+
+def wait_ready(endpoint: Any, timeout: float = 30.0) -> bool:
+    """Whether a service client's server (``service_is_ready``) or an action client's (``server_is_ready``) was
+    discovered within ``timeout`` s, checked every 5 ms: rclpy's wait_for_service / wait_for_server sleep in steps
+    of 0.25 s, which lost up to a quarter second per call after the server had appeared."""
+    check = getattr(endpoint, "service_is_ready", None) or endpoint.server_is_ready
+    try:
+        wait_for(check, timeout, "server")
+    except TimeoutError:
+        return False
+    return True
 
 
 def wait_future(future: Any, timeout: float = 10.0, what: str = "future") -> Any:
@@ -218,6 +231,11 @@ class NodeProcess:
         self.name = name or Path(args[0]).name
         self.log_path = Path(tempfile.mkstemp(prefix=f"robot_core_{self.name}_", suffix=".log")[1])
         self._log = self.log_path.open("w")
+        # output() reads only what was added since its last call: wait_for_output polls it every 5 ms, and
+        # re-reading a chatty node's whole log each time cost the test process CPU that its executor needed.
+        self._reader = self.log_path.open("rb")
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._text: list[str] = []
         full_env = dict(os.environ)
         full_env.update(env or {})
         self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, env=full_env,
@@ -236,8 +254,15 @@ class NodeProcess:
         return cls([sys.executable, str(script), *args], name=Path(script).stem, **kwargs)
 
     def output(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")
+        if not self._log.closed:
+            self._log.flush()
+        if not self._reader.closed:
+            chunk = self._reader.read()
+            if chunk:
+                self._text.append(self._decoder.decode(chunk))
+            if len(self._text) > 1:
+                self._text[:] = ["".join(self._text)]
+        return self._text[0] if self._text else ""
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -266,6 +291,8 @@ class NodeProcess:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self._log.close()
+        self.output()  # the last lines, read before the reader closes
+        self._reader.close()
         return self.proc.returncode
 
     def __enter__(self) -> NodeProcess:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from robot_files import URDF_DIR
-from ros_harness import NodeProcess, RosTestContext, wait_for, wait_future
+from ros_harness import NodeProcess, RosTestContext, wait_for, wait_future, wait_ready
 
 HOME = {"joint1": -0.4, "joint2": 0.8}  # planar2's ros2_control initial values
 DT = 0.001
@@ -89,7 +89,7 @@ class SimClient:
             types = {"reset": ResetSimulation, "pause": Trigger, "resume": Trigger, "step": StepSimulation,
                      "set_joint_state": SetJointState, "apply_wrench": ApplyWrench}
             client = self.node.create_client(types[name], f"/simulator/{name}")
-            assert client.wait_for_service(timeout_sec=timeout), f"service /simulator/{name} not available"
+            assert wait_ready(client, timeout), f"service /simulator/{name} not available"
             self._clients[name] = client
         return wait_future(self._clients[name].call_async(request), timeout, f"/simulator/{name} response")
 
@@ -193,7 +193,7 @@ def joint1_goals_at_once(node: Any, seen: dict[str, list[Any]], deltas: dict[str
     clients = {ns: ActionClient(node, FollowJointTrajectory, f"/{ns}/joint_trajectory_controller/"
                                 "follow_joint_trajectory") for ns in deltas}
     for client in clients.values():
-        assert client.wait_for_server(timeout_sec=30)
+        assert wait_ready(client, 30), f"{client._action_name} not available"
     sent = {}
     for ns, client in clients.items():
         goal = FollowJointTrajectory.Goal()

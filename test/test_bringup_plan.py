@@ -75,6 +75,7 @@ def test_spawn_plan_activates_five_and_leaves_four_inactive():
     assert "--inactive" in steps[1].arguments() and "--inactive" not in steps[0].arguments()
     args = steps[0].arguments(manager_timeout=42)
     assert args[args.index("--controller-manager-timeout") + 1] == "42"
+    assert args[args.index("--service-call-timeout") + 1] == "42"  # one call may queue behind the other spawner's
 
 
 def test_spawn_plan_without_bringup_section_activates_every_declared_controller(tmp_path):

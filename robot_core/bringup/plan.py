@@ -224,8 +224,10 @@ class SpawnStep:
     inactive: bool = False
 
     def arguments(self, manager: str = "controller_manager", manager_timeout: float = 60.0) -> list[str]:
-        args = [*self.controllers, "--controller-manager", manager,
-                "--controller-manager-timeout", f"{manager_timeout:g}"]
+        # Each service call may wait as long as the manager: the launch file runs a plan's spawners side by side, so
+        # one's switch can queue behind the other's configure calls, which a loaded machine stretches past 10 s.
+        args = [*self.controllers, "--controller-manager", manager, "--controller-manager-timeout",
+                f"{manager_timeout:g}", "--service-call-timeout", f"{manager_timeout:g}"]
         if self.inactive:
             args.append("--inactive")
         return args

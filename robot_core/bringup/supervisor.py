@@ -100,7 +100,7 @@ class Supervisor:
         held = False
         if sys.platform.startswith("linux"):
             env[_PARENT_ENV] = str(os.getpid())
-            cmd = [sys.executable, "-c", _SHIM, *argv]
+            cmd = [sys.executable, "-S", "-c", _SHIM, *argv]  # -S: the shim needs no site-packages
             # the child inherits this thread's signal mask; ours is restored right after the fork
             old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
             held = True

@@ -14,7 +14,7 @@ import argparse
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +118,16 @@ def controller_in_param_file(path: str, controller: str, manager_ns: str = "/") 
     return found
 
 
+def _poll(ready: Callable[[], bool], timeout: float, step: float = 0.02) -> bool:
+    """``ready()`` checked every ``step`` seconds for up to ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(step)
+    return True
+
+
 class Spawner:
     """Service client side of spawning; one rclpy node spun by a background executor."""
 
@@ -143,7 +153,9 @@ class Spawner:
         start = time.monotonic()
         last_hint = start
         for name, client in self.clients.items():
-            while not client.wait_for_service(timeout_sec=0.2):
+            # service_is_ready every 20 ms: rclpy's wait_for_service sleeps in steps of 0.25 s, a quarter second
+            # lost per spawner run once the manager has been discovered
+            while not _poll(client.service_is_ready, 0.2):
                 self._check_interrupted(f"waiting for '{self.manager}/{name}'")
                 now = time.monotonic()
                 if timeout > 0 and now - start > timeout:
