@@ -129,6 +129,40 @@ def test_page_serves_its_client_and_sends_only_moved_links() -> None:
         page.stop()
 
 
+def test_the_traced_path_is_sent_in_chunks_and_keeps_its_last_points() -> None:
+    """A new point re-sends only the newest chunk of the traced path; the chunks join end to end, and the oldest
+    go once the path is longer than PATH_POINTS."""
+    from browser import free_port
+
+    from robot_core.model import load_robot
+    from robot_core.view.page import PATH_CHUNK, PATH_POINTS, ViewPage
+    from robot_core.view.scene import robot_shapes
+
+    page = ViewPage(robot_shapes(load_robot(str(URDF_DIR / "planar2.urdf"))), port=free_port())
+    try:
+        sent = []
+        add = page.server.scene.add_line_segments
+
+        def counting(name, segments, *args, **kwargs):
+            sent.append(len(segments))
+            return add(name, segments, *args, **kwargs)
+
+        page.server.scene.add_line_segments = counting
+        n = PATH_POINTS + 3 * PATH_CHUNK + 7
+        points = [np.array([0.01 * i, 0.0, 0.5], np.float32) for i in range(n)]
+        for p in points:
+            page.trace(p)
+        assert max(sent) <= PATH_CHUNK  # never the whole path
+        kept = np.array(page._path)
+        assert PATH_POINTS - PATH_CHUNK <= len(kept) <= PATH_POINTS + PATH_CHUNK + 1
+        np.testing.assert_array_equal(kept, np.array(points[-len(kept):]))  # the last points, in order
+        assert len(page._path_chunks) * PATH_CHUNK <= PATH_POINTS
+        page.clear_path()
+        assert page._path == [] and page._path_chunks == [] and page._path_handle is None
+    finally:
+        page.stop()
+
+
 @pytest.mark.ros
 def test_view_waits_for_the_graph_then_draws_a_real_robots_tf(ros: RosTestContext) -> None:
     from browser import free_port

@@ -18,7 +18,10 @@ from robot_core.view.markers import Drawable, Lines, Points, Text
 from robot_core.view.scene import Shape
 from robot_core.view.transforms import matrix_wxyz
 
-PATH_POINTS = 2000  # the traced tool path keeps its last points
+PATH_POINTS = 2000  # the traced tool path keeps about its last points (whole chunks are dropped)
+# The traced path is drawn as chunks of this many segments, one scene node each: a new point re-sends only the
+# open (newest) chunk, not the whole path (2000 points re-sent at 30 Hz cost the view and the browser a core).
+PATH_CHUNK = 100
 # The paths are as wide on screen at any zoom (a few mm of the world's width were a pixel or less from afar); the
 # goal is a band wider than the traced path, so where the tool followed it both stay visible.
 PATH_PIXELS = 2.0
@@ -52,7 +55,10 @@ class ViewPage:
         self._items: dict[str, tuple[Drawable, object]] = {}
         self._arrows: dict[str, object] = {}
         self._path: list[np.ndarray] = []
-        self._path_handle: object | None = None
+        self._path_chunks: list[object] = []  # scene nodes of the path's closed chunks, oldest first
+        self._path_handle: object | None = None  # the open chunk: self._path[self._open_start:]
+        self._open_start = 0
+        self._chunk_count = 0  # names the chunks' scene nodes
         self._goal_handle: object | None = None
         self._images: dict[str, object] = {}
         self.on_sliders = on_sliders
@@ -198,15 +204,26 @@ class ViewPage:
             if self._path and np.linalg.norm(self._path[-1] - point) < 0.002:
                 return
             self._path.append(np.asarray(point, np.float32))
-            del self._path[:-PATH_POINTS]
-            if len(self._path) < 2:
+            if len(self._path) - 1 - self._open_start > PATH_CHUNK:
+                # the open chunk holds PATH_CHUNK segments as drawn: it stays; a new one starts at its last point
+                if self._path_handle is not None:
+                    self._path_chunks.append(self._path_handle)
+                    self._path_handle = None
+                self._open_start += PATH_CHUNK
+            while len(self._path_chunks) * PATH_CHUNK > PATH_POINTS:
+                self._path_chunks.pop(0).remove()  # type: ignore[attr-defined]
+                del self._path[:PATH_CHUNK]
+                self._open_start -= PATH_CHUNK
+            pts = np.array(self._path[self._open_start:])
+            if len(pts) < 2:
                 return
-            pts = np.array(self._path)
             segments = np.stack([pts[:-1], pts[1:]], axis=1)
             if self._path_handle is not None:
                 self._path_handle.remove()  # type: ignore[attr-defined]
-            self._path_handle = self.server.scene.add_line_segments("/tool_path", segments, (30, 110, 230),
-                                                                    thickness=PATH_PIXELS, thickness_units="screen")
+            self._chunk_count += 1
+            self._path_handle = self.server.scene.add_line_segments(
+                f"/tool_path/{self._chunk_count}", segments, (30, 110, 230), thickness=PATH_PIXELS,
+                thickness_units="screen")
 
     def show_goal(self, points: np.ndarray) -> None:
         """The current trajectory goal as a green polyline of tool positions (one point: a sphere)."""
@@ -265,9 +282,10 @@ class ViewPage:
     def clear_path(self) -> None:
         with self._lock:
             self._path = []
-            if self._path_handle is not None:
-                self._path_handle.remove()  # type: ignore[attr-defined]
-                self._path_handle = None
+            for handle in [*self._path_chunks, self._path_handle]:
+                if handle is not None:
+                    handle.remove()  # type: ignore[attr-defined]
+            self._path_chunks, self._path_handle, self._open_start = [], None, 0
 
     def look_at(self, target: np.ndarray, distance: float) -> None:
         """Where a browser's camera starts: looking at ``target`` from the front-right, slightly above."""
