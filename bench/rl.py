@@ -137,7 +137,7 @@ def batched_rows(calls: int, rounds: int) -> None:
             datas = [mujoco.MjData(m) for _ in range(n)]
             for d, state in zip(datas, inner.states, strict=True):  # the same states as the batch
                 mujoco.mj_setState(m, d, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
-            ctrl = inner._control[:, 0].copy()
+            ctrl = inner._control.copy()
 
             def raw(datas=datas, ctrl=ctrl, m=m, skip=inner.env.frame_skip) -> None:
                 for d, c in zip(datas, ctrl, strict=True):
