@@ -101,14 +101,16 @@ class BatchedEnv(VectorEnv):
         if self._sensor_out is not None:  # (sensors of the last physics step's start, as mj_step leaves them)
             self.sensordata[:] = self._sensor_out
         self._steps += 1
-        if resetting.any():  # (their step counts restart at 0: the reset step is not a step of the new episode)
+        any_reset = bool(resetting.any())
+        if any_reset:  # (their step counts restart at 0: the reset step is not a step of the new episode)
             self._reset_envs(resetting)
         obs, reward, terminated, info = self._evaluate()
         truncated = (np.zeros(self.num_envs, dtype=bool) if self.max_episode_steps is None
                      else self._steps >= self.max_episode_steps)
-        reward[resetting] = 0.0
-        terminated[resetting] = False
-        truncated[resetting] = False
+        if any_reset:
+            reward[resetting] = 0.0
+            terminated[resetting] = False
+            truncated[resetting] = False
         self._needs_reset = terminated | truncated
         return self._observations(obs), reward, terminated, truncated, info
 
