@@ -11,9 +11,12 @@ Rows:
 * the wrapper chain's own cost: per env, the ``gym.make`` step minus the unwrapped step from those windows, and
   ``TimeLimit`` / ``OrderEnforcing`` / ``PassiveEnvChecker`` around an env whose ``step()`` does nothing (with and
   without ``disable_env_checker=True``), timed the same way;
-* the batched path (``BatchedEnv``, ``mujoco.rollout`` on all cores) for N = 1, 8, 32 cart-poles and Reach arms
+* the batched path (``BatchedEnv``, ``mujoco.batch`` on all cores) for N = 1, 8, 32 cart-poles and Reach arms
   vs. N raw ``MjData`` stepped one after the other (``mj_step(nstep=20)`` each, controls written from Python).
-  Ratio = raw time / batched time, the speed-up (target >= 1.8 on 2 cores);
+  Ratio = raw time / batched time, the speed-up (target >= 1.8 on 2 cores). Beside it, what the step is made
+  of: the bare ``mujoco.batch.Batch.step(nstep=20)`` on 1 thread and on the env's threads (same rows, no task
+  code), and ``mujoco.rollout`` as the batched path used it before (persistent ``Rollout``, preallocated
+  outputs, ``skip_checks``) on as many threads;
 * the visual cart-pole's image observation per frame vs. ``mujoco.Renderer`` rendering the same camera at the
   same size;
 * PPO (stable-baselines3, 8 envs, seed 0) wall time until its deterministic mean episode length on the state
@@ -32,6 +35,8 @@ os.environ.setdefault("MUJOCO_GL", "egl")  # before mujoco is imported: headless
 
 import gymnasium as gym
 import mujoco
+import mujoco.batch
+import mujoco.rollout
 import numpy as np
 
 import robot_core.rl
@@ -125,8 +130,8 @@ def step_rows(calls: int, rounds: int) -> None:
 
 
 def batched_rows(calls: int, rounds: int) -> None:
-    print(f"\n{'one step of each env':<44}{'batched us':>10}{'raw seq us':>11}{'speed-up':>9}"
-          f"{'env steps/s':>13}")
+    print(f"\n{'one step of each env (us)':<38}{'batched':>9}{'raw seq':>9}{'speed-up':>9}{'env steps/s':>12}"
+          f"{'Batch 1t':>9}{'Batch':>8}{'rollout':>9}")
     for env_id, label in ((CARTPOLE_ID, "cart-poles"), (REACH_ID, "Reach arms (torque)")):
         for n in (1, 8, 32):
             batch = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point")
@@ -134,21 +139,43 @@ def batched_rows(calls: int, rounds: int) -> None:
             actions = np.zeros((n, *batch.single_action_space.shape), dtype=np.float32)
             inner = batch.unwrapped
             m = inner.model  # the model the batch steps (Reach: its copy in the episode's actuator modes)
+            skip = inner.env.frame_skip
             datas = [mujoco.MjData(m) for _ in range(n)]
             for d, state in zip(datas, inner.states, strict=True):  # the same states as the batch
                 mujoco.mj_setState(m, d, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
-            ctrl = inner._control[:, 0].copy()
+            ctrl = inner._control.copy()
 
-            def raw(datas=datas, ctrl=ctrl, m=m, skip=inner.env.frame_skip) -> None:
+            def raw(datas=datas, ctrl=ctrl, m=m, skip=skip) -> None:
                 for d, c in zip(datas, ctrl, strict=True):
                     d.ctrl[:] = c
                     mujoco.mj_step(m, d, nstep=skip)
 
+            # What the batched step is made of: the bare engine (mujoco.batch on 1 thread and on the env's
+            # threads, same rows and controls, no task code) and mujoco.rollout as the batched path used it
+            # before (a persistent Rollout, preallocated outputs, no checks) on the same number of threads.
+            engines = [mujoco.batch.Batch(m, n, nthread=t) for t in (1, inner.nthread)]
+            for engine in engines:
+                engine.state[:] = inner._batch.state
+            pool = mujoco.rollout.Rollout(nthread=inner.nthread if n > 1 else 0)
+            scratch = [mujoco.MjData(m) for _ in range(max(1, pool.nthread))]
+            states0, controls = inner.states.copy(), np.repeat(ctrl[:, None, :], skip, axis=1)
+            out_state = np.empty((n, skip, states0.shape[1]))
+            out_sensor = np.empty((n, skip, m.nsensordata))
+            chunk = max(1, n // max(1, pool.nthread))
+
+            def rollout(pool=pool, scratch=scratch, models=[m] * n, states0=states0, controls=controls,
+                        out_state=out_state, out_sensor=out_sensor, chunk=chunk, skip=skip) -> None:
+                pool.rollout(models, scratch, states0, controls, nstep=skip, state=out_state,
+                             sensordata=out_sensor, skip_checks=True, chunk_size=chunk)
+
             # (short batches get more rounds: a min over more windows at no more cost)
-            t_batch, t_raw = per_call([lambda b=batch, a=actions: b.step(a), raw], max(1, calls // n),
-                                      max(rounds, 4 * rounds // n))
-            print(f"{f'{n} {label} ({inner.nthread} threads)':<44}{t_batch * 1e6:>10.1f}{t_raw * 1e6:>11.1f}"
-                  f"{t_raw / t_batch:>9.2f}{n / t_batch:>13.0f}")
+            t_batch, t_raw, t_one, t_engine, t_rollout = per_call(
+                [lambda b=batch, a=actions: b.step(a), raw, *(lambda e=e, k=skip: e.step(nstep=k) for e in engines),
+                 rollout], max(1, calls // n), max(rounds, 4 * rounds // n))
+            pool.close()
+            print(f"{f'{n} {label} ({inner.nthread} threads)':<38}{t_batch * 1e6:>9.1f}{t_raw * 1e6:>9.1f}"
+                  f"{t_raw / t_batch:>9.2f}{n / t_batch:>12.0f}{t_one * 1e6:>9.1f}{t_engine * 1e6:>8.1f}"
+                  f"{t_rollout * 1e6:>9.1f}")
             batch.close()
 
 

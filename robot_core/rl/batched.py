@@ -1,17 +1,23 @@
-"""BatchedEnv: N copies of a :class:`~robot_core.rl.task_env.TaskEnv` stepped together by ``mujoco.rollout``.
+"""BatchedEnv: N copies of a :class:`~robot_core.rl.task_env.TaskEnv` stepped together by ``mujoco.batch``.
 
 gymnasium's ``SyncVectorEnv`` steps its envs one after the other from Python, and ``AsyncVectorEnv`` pays a
-process and a pipe per env. Here the N physics states live in one ``(N, nstate)`` array and each ``step()``
-hands them, with the N controls, to MuJoCo's multi-threaded rollout (a C++ thread pool, one scratch ``MjData``
-per thread), which runs the ``frame_skip`` physics steps of every env without coming back to Python. The task
-code (controls, observations, rewards, termination) is the single env's, applied to the whole batch at once.
+process and a pipe per env. Here the N physics states live in the state rows of one ``mujoco.batch.Batch``
+(MuJoCo's C++ batch: one row per simulation, a thread pool that includes the calling thread), and each
+``step()`` writes the N controls into those rows and has the batch run the ``frame_skip`` physics steps of every
+env without coming back to Python. The task code (controls, observations, rewards, termination) is the single
+env's, applied to the whole batch at once.
+
+Why ``Batch`` and not ``mujoco.rollout``: rollout sets each step's controls and copies each of the
+``frame_skip`` states out through ``mj_setState`` / ``mj_getState``, which on one thread cost 1.3-1.4x a plain
+``mj_step(nstep=20)`` loop on the cart-pole (doc/benchmarks.md); the batch loads a row, runs ``mj_step`` ``nstep``
+times and saves the row, at the plain loop's cost, and its caller's thread is one of its workers.
 
 ``gym.make_vec("robot_core/CartPole-v0", num_envs=N, vectorization_mode="vector_entry_point")`` builds one
 (``robot_core.rl`` registers the entry point for its task envs). Semantics are gymnasium's ``VectorEnv`` with
 ``AutoresetMode.NEXT_STEP``: the step after an episode ended resets that env (its action is ignored, reward 0)
 and the id's ``max_episode_steps`` truncates. Env ``i`` seeded with ``seed`` draws like a single env seeded
-with ``seed + i``; the trajectories are the single env's to the bit, with contacts too: rollout starts each env
-step's constraint solver cold, and so does the single env (``TaskEnv.step``).
+with ``seed + i``; the trajectories are the single env's to the bit, with contacts too: each env step starts the
+constraint solver cold (the rows' ``qacc_warmstart`` zeroed), and so does the single env (``TaskEnv.step``).
 
 Autoreset runs on the batch arrays too (``_reset_envs``); the one per-env Python loop left is each finished
 env's draw from its own generator. Image observations are rendered env by env (one OpenGL render each).
@@ -23,22 +29,21 @@ the stepping, autoreset bookkeeping and truncation stay here.
 
 from __future__ import annotations
 
-import copy
 import os
 from typing import Any
 
 import gymnasium as gym
 import mujoco
-import mujoco.rollout
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+from mujoco.batch import Batch
 
 from robot_core.rl.task_env import STATE_SPEC, state_qpos_qvel
 
 
 class BatchedEnv(VectorEnv):
-    """``num_envs`` copies of ``env_class`` in one process, stepped by ``mujoco.rollout``; see the module docstring."""
+    """``num_envs`` copies of ``env_class`` in one process, stepped by ``mujoco.batch``; see the module docstring."""
 
     def __init__(self, env_class: type[gym.Env], num_envs: int, *, max_episode_steps: int | None = None,
                  nthread: int | None = None, **env_kwargs: Any):
@@ -55,19 +60,21 @@ class BatchedEnv(VectorEnv):
         self.render_mode = self.env.render_mode
         m = self.model = self._batch_model()
         self._nq, self._nv = m.nq, m.nv
-        if nthread is None:  # one env: on the calling thread, no hand-over to a pool
-            nthread = min(self.num_envs, os.cpu_count() or 1) if self.num_envs > 1 else 0
-        self.nthread = int(nthread)
-        self._rollout = mujoco.rollout.Rollout(nthread=self.nthread)
-        self._scratch = [mujoco.MjData(m) for _ in range(max(1, self.nthread))]
+        if nthread is None:  # threads including the caller's: one env runs on the calling thread alone
+            nthread = min(self.num_envs, os.cpu_count() or 1)
+        self.nthread = max(1, int(nthread))
+        self._batch = Batch(m, self.num_envs, nthread=self.nthread)
         nstate = mujoco.mj_stateSize(m, STATE_SPEC)
-        self.states = np.zeros((self.num_envs, nstate))
+        if mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_PLUGIN | mujoco.mjtState.mjSTATE_PLASTIC):
+            raise ValueError(f"{env_class.__name__}: BatchedEnv needs a model without plugin or plastic state "
+                             "(its physics state must lead the batch's state rows)")
+        # The batch's rows hold time, qpos, qvel, act, history first (STATE_SPEC's layout), then the inputs.
+        self.states = self._batch.state[:, :nstate]
+        self._control = self._batch.bind("ctrl")
+        self._warmstart = self._batch.bind("qacc_warmstart")
         self.sensordata = np.zeros((self.num_envs, m.nsensordata))
-        self._out_state = np.zeros((self.num_envs, self.env.frame_skip, nstate))
-        self._out_sensor = np.zeros((self.num_envs, self.env.frame_skip, m.nsensordata))
-        self._control = np.zeros((self.num_envs, self.env.frame_skip, m.nu))
-        self._models = [m] * self.num_envs
-        self._chunk = max(1, self.num_envs // max(1, self.nthread))
+        self._sensor_out = self._batch.bind("sensordata") if m.nsensordata else None
+        self._scratch = mujoco.MjData(m)
         self._rngs = [np.random.default_rng(i) for i in range(self.num_envs)]
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)
@@ -89,21 +96,21 @@ class BatchedEnv(VectorEnv):
         actions = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, -1)
         resetting = self._needs_reset.copy()
         self._write_controls(actions)
-        # Shapes and dtypes are fixed at construction, so rollout's per-call argument checks are skipped.
-        self._rollout.rollout(self._models, self._scratch, self.states, self._control, nstep=self.env.frame_skip,
-                              state=self._out_state, sensordata=self._out_sensor, skip_checks=True,
-                              chunk_size=self._chunk)
-        self.states[:] = self._out_state[:, -1]
-        self.sensordata[:] = self._out_sensor[:, -1]
+        self._warmstart[:] = 0.0  # the solver starts cold each env step, as the single env's step() does
+        self._batch.step(nstep=self.env.frame_skip)
+        if self._sensor_out is not None:  # (sensors of the last physics step's start, as mj_step leaves them)
+            self.sensordata[:] = self._sensor_out
         self._steps += 1
-        if resetting.any():  # (their step counts restart at 0: the reset step is not a step of the new episode)
+        any_reset = bool(resetting.any())
+        if any_reset:  # (their step counts restart at 0: the reset step is not a step of the new episode)
             self._reset_envs(resetting)
         obs, reward, terminated, info = self._evaluate()
         truncated = (np.zeros(self.num_envs, dtype=bool) if self.max_episode_steps is None
                      else self._steps >= self.max_episode_steps)
-        reward[resetting] = 0.0
-        terminated[resetting] = False
-        truncated[resetting] = False
+        if any_reset:
+            reward[resetting] = 0.0
+            terminated[resetting] = False
+            truncated[resetting] = False
         self._needs_reset = terminated | truncated
         return self._observations(obs), reward, terminated, truncated, info
 
@@ -115,33 +122,26 @@ class BatchedEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         self.env.close()
-        if self._rollout.rollout_ is not None:
-            self._rollout.close()
 
     # ------------------------------------------------------------- the task (TaskEnv; BatchedReachEnv replaces these)
     def _batch_model(self) -> mujoco.MjModel:
-        """The model every env steps (rollout takes one per env: ``self._models``, by default all this one)."""
+        """The model every env steps (the batch copies it; per-env values are the batch's ``expand``)."""
         return self.env.model
 
     def _setup_task(self) -> None:
         """What the task needs beyond the batch arrays; called at the end of ``__init__``."""
         m = self.model
         self._start = np.zeros((self.num_envs, self.env.start_size()))
-        # Autoreset without a MuJoCo call per env: the state mj_resetData gives, as a template row ...
-        scratch = self._scratch[0]
+        # Autoreset without a MuJoCo call per env: the state mj_resetData gives, as a template row; the sensors
+        # of the reset states come from the batch's mj_forward of those rows (``_reset_envs``).
+        scratch = self._scratch
         mujoco.mj_resetData(m, scratch)
         self._initial_state = np.empty(self.states.shape[1])
         mujoco.mj_getState(m, scratch, self._initial_state, STATE_SPEC)
-        # ... and, for the sensors of the reset states (mj_forward), one rollout step of a copy of the model whose
-        # timestep is 0: MuJoCo's step computes the sensors of the state and integrates it by nothing.
-        self._forward_model: mujoco.MjModel | None = None
-        if m.nsensordata:
-            self._forward_model = copy.copy(m)
-            self._forward_model.opt.timestep = 0.0
 
     def _write_controls(self, actions: np.ndarray) -> None:
-        """The batch of actions -> ``self._control`` (the same ``ctrl`` for each of the ``frame_skip`` steps)."""
-        self._control[:] = self.env.controls(actions)[:, None, :]
+        """The batch of actions -> ``self._control``, the rows' ``ctrl`` (held for the ``frame_skip`` steps)."""
+        self._control[:] = self.env.controls(actions)
 
     def _reset_envs(self, which: np.ndarray) -> None:
         """Reset the envs of mask ``which`` as the single env's ``reset`` does, on the batch arrays: the only
@@ -155,12 +155,12 @@ class BatchedEnv(VectorEnv):
         for row, i in enumerate(idx):
             self.env.reset_state(self._rngs[i], qpos[row], qvel[row])
         self.states[idx] = fresh
-        if self._forward_model is not None:
-            sensors = np.empty((idx.size, 1, self.sensordata.shape[1]))
-            self._rollout.rollout([self._forward_model] * idx.size, self._scratch, fresh,
-                                  np.zeros((idx.size, 1, self._control.shape[2])), nstep=1,
-                                  state=np.empty((idx.size, 1, fresh.shape[1])), sensordata=sensors)
-            self.sensordata[idx] = sensors[:, 0]
+        if self._sensor_out is not None:
+            # The single env's reset: mj_resetData (ctrl and warm start zero), then mj_forward for the sensors.
+            self._control[idx] = 0.0
+            self._warmstart[idx] = 0.0
+            self._batch.forward(idx)
+            self.sensordata[idx] = self._sensor_out[idx]
         self._start[idx] = self.env.record_start(qpos, self.sensordata[idx])
         self._steps[idx] = 0
         self._needs_reset[idx] = False
@@ -181,7 +181,11 @@ class BatchedEnv(VectorEnv):
 
     def _data_of(self, i: int) -> mujoco.MjData:
         """Env ``i``'s state in a scratch MjData (for rendering)."""
-        m, d = self._models[i], self._scratch[0]
+        m, d = self._model_of(i), self._scratch
         mujoco.mj_setState(m, d, self.states[i], STATE_SPEC)
         mujoco.mj_forward(m, d)
         return d
+
+    def _model_of(self, i: int) -> mujoco.MjModel:
+        """The model env ``i`` steps (for rendering)."""
+        return self.model

@@ -1,4 +1,4 @@
-"""BatchedReachEnv: N Reach envs stepped together by ``mujoco.rollout`` (``robot_core/Reach-v0``'s vector entry point).
+"""BatchedReachEnv: N Reach envs stepped together by ``mujoco.batch`` (``robot_core/Reach-v0``'s vector entry point).
 
 :class:`~robot_core.rl.batched.BatchedEnv` steps tasks built in code; Reach runs a robot read from URDF through
 the simulator's ``PhysicsEngine``, whose servos are MuJoCo actuators whose mode lives in the model (gains, bias,
@@ -7,16 +7,16 @@ mode, the others hold their start), so the batch steps a copy of the model as it
 (:meth:`ReachEnv.episode_model`) and each env's action becomes ``ctrl`` (:meth:`ReachEnv.batch_controls`, the
 engine's clipping and limits on the whole batch). In velocity mode the engine also feeds the joints' damping and
 friction at the commanded velocity forward through the actuator's constant bias, a model parameter: where a
-controlled joint has such losses each env gets its own model copy, and that bias is written per env and step.
+controlled joint has such losses that field is made per env (the batch's ``expand``) and written each step.
 
-The end effector's position is a ``framepos`` sensor, so rollout returns it; observation, reward and success
+The end effector's position is a ``framepos`` sensor, so the batch returns it; observation, reward and success
 come from the single env's :meth:`ReachEnv.evaluate` on the batch arrays. Resets draw each env's episode with the
 single env's own code (:meth:`RobotEnv.start_episode`: start pose, rejection-sampled target) from that env's
 generator, one env at a time, and copy the engine's reset state into the batch.
 
 Semantics are :class:`BatchedEnv`'s: ``AutoresetMode.NEXT_STEP``, env ``i`` seeded with ``s`` draws like a single
 env seeded with ``s + i``, ``max_episode_steps`` truncates. The trajectories are the single envs' to the bit,
-through joint limits and contacts too: rollout starts each env step's constraint solver cold, and so does the
+through joint limits and contacts too: each env step starts the constraint solver cold, and so does the
 single env (``RobotEnv.step``).
 """
 
@@ -34,7 +34,7 @@ from robot_core.rl.task_env import STATE_SPEC, state_qpos_qvel
 
 
 class BatchedReachEnv(BatchedEnv):
-    """``num_envs`` Reach envs in one process, stepped by ``mujoco.rollout``; see the module docstring."""
+    """``num_envs`` Reach envs in one process, stepped by ``mujoco.batch``; see the module docstring."""
 
     env: ReachEnv
 
@@ -55,10 +55,10 @@ class BatchedReachEnv(BatchedEnv):
         self._mocap = env._target_mocap
         # Velocity mode on joints with damping or friction: the feed-forward bias differs per env (module docstring).
         act, idx = env.engine.actuation, env._command_idx
-        self._bias: list[np.ndarray] | None = None
+        self._bias: np.ndarray | None = None
         if env.action_type == "velocity" and (np.any(act.damping[idx]) or np.any(act.frictionloss[idx])):
-            self._models = [copy.copy(self.model) for _ in range(self.num_envs)]
-            self._bias = [m.actuator_biasprm[:, 0] for m in self._models]  # views into each copy
+            self._bias = self._batch.expand("actuator_biasprm")  # (N, nu, 10), live: the batch steps with it
+            self._render_model = copy.copy(self.model)  # rendering's copy (_model_of)
 
     def _write_controls(self, actions: np.ndarray) -> None:
         bad = ~np.isfinite(actions)
@@ -67,11 +67,9 @@ class BatchedReachEnv(BatchedEnv):
             raise ValueError(f"action of env {i} is not finite: {actions[i, j]} for joint "
                              f"'{self.env.joint_names[j]}'")
         ctrl, bias = self.env.batch_controls(actions)
-        self._control[:, :, self._columns] = ctrl[:, None, :]
+        self._control[:, self._columns] = ctrl
         if self._bias is not None:
-            columns = self._columns
-            for view, row in zip(self._bias, bias, strict=True):
-                view[columns] = row
+            self._bias[:, self._columns, 0] = bias
 
     def _reset_envs(self, which: np.ndarray) -> None:
         """Each env of mask ``which`` starts an episode drawn by the single env's code from its own generator;
@@ -102,8 +100,14 @@ class BatchedReachEnv(BatchedEnv):
 
     def _data_of(self, i: int) -> mujoco.MjData:
         """Env ``i``'s state in a scratch MjData, its target marker where its target is (for rendering)."""
-        m, d = self._models[i], self._scratch[0]
+        m, d = self._model_of(i), self._scratch
         mujoco.mj_setState(m, d, self.states[i], STATE_SPEC)
         d.mocap_pos[self._mocap] = self._targets[i]
         mujoco.mj_forward(m, d)
         return d
+
+    def _model_of(self, i: int) -> mujoco.MjModel:
+        """The model env ``i`` steps: with a per-env bias, the batch's model with env ``i``'s values."""
+        if self._bias is None:
+            return self.model
+        return self._batch.get_model(i, self._render_model)

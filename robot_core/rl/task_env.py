@@ -15,7 +15,7 @@ as functions of the physics state arrays only:
 
 Batches have a leading dimension (1 for this single env, N for the batched path), so both paths run the same
 task code and cannot drift apart. The actuated physics takes ``frame_skip`` ``mj_step`` calls per ``step()``
-in one ``mj_step(..., nstep)`` call, its constraint solver started cold as ``mujoco.rollout`` starts it.
+in one ``mj_step(..., nstep)`` call, its constraint solver started cold as the batched path starts it.
 
 No GL context is opened before :meth:`render` (or, for image observations, before the first ``reset``);
 pickling drops the renderer and keeps the physics state and the generator.
@@ -129,7 +129,7 @@ class TaskEnv(gym.Env):
     def step(self, action):
         # The batch-of-one views of the state were made once (_bind_views): per step only the task's own arrays.
         self._ctrl[:] = self.controls(np.asarray(action, dtype=np.float64).reshape(1, -1))
-        self._warmstart[:] = 0.0  # the constraint solver starts cold, as in mujoco.rollout: the batched path's bits
+        self._warmstart[:] = 0.0  # the constraint solver starts cold, as the batched path does: its bits
         mujoco.mj_step(self.model, self.data, nstep=self.frame_skip)
         obs, reward, terminated, success = self.evaluate(*self._views, self.start)
         return (self._observation(obs[0]), float(reward[0]), bool(terminated[0]), False,
