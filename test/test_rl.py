@@ -305,7 +305,7 @@ def _assert_same_step(batch_step, single_steps, where: str) -> None:
 
 @pytest.mark.parametrize("action_type", ["torque", "velocity"])
 def test_batched_reach_matches_single_envs_to_the_bit(report, action_type):
-    """The batched path (mujoco.rollout) against single envs with the same seeds and actions: each env's
+    """The batched path (mujoco.batch) against single envs with the same seeds and actions: each env's
     heuristic reaches its target, terminates and autoresets (NEXT_STEP) at its own step; the trajectories stay
     the single envs' to the bit across episodes (velocity mode: each env's own loss feed-forward in the model)."""
     n = 3
@@ -333,7 +333,7 @@ def test_batched_reach_matches_single_envs_to_the_bit(report, action_type):
 
 def test_batched_reach_full_effort_limits_contacts_and_truncation(report):
     """Random full-effort torques throw the arms into joint limits and self-contacts (more constraint rows than at
-    rest): the single envs, whose solver starts each env step cold as rollout does, stay equal to the bit; a
+    rest): the single envs, whose solver starts each env step cold as the batch does, stay equal to the bit; a
     short episode limit truncates and autoresets all envs together."""
     n, limit = 3, 25
     batch = gym.make_vec(REACH_ID, num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=limit)

@@ -135,8 +135,9 @@ def test_batched_cartpole_matches_single_envs_to_the_bit():
 
 
 def test_batched_autoreset_and_truncation():
-    """The pushing robot's observation comes from sensors: the batched reset (sensors of the reset states from one
-    zero-timestep rollout step) gives the single envs' reset observations to the bit, also at the autoreset."""
+    """The pushing robot's observation comes from sensors: the batched reset (sensors of the reset states from the
+    batch's forward pass on the reset rows) gives the single envs' reset observations to the bit, also at the
+    autoreset."""
     batch = gym.make_vec(PUSHING_ROBOT_ID, num_envs=3, vectorization_mode="vector_entry_point")
     singles = [gym.make(PUSHING_ROBOT_ID).unwrapped for _ in range(3)]
     assert batch.num_envs == 3 and batch.observation_space.shape == (3, 10)

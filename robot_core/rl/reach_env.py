@@ -19,7 +19,7 @@ the velocity servos and the fingers' position hold already run inside MuJoCo.
 
 The end effector's position comes from a ``framepos`` sensor on a site at its link frame, and the observation,
 reward and success are computed by :meth:`ReachEnv.evaluate` on batches of state arrays (one row here): the
-batched path (:mod:`robot_core.rl.batched_reach`) runs the same function on what ``mujoco.rollout`` returns.
+batched path (:mod:`robot_core.rl.batched_reach`) runs the same function on the rows of its ``mujoco.batch`` states.
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ class RobotEnv(gym.Env):
 
     def step(self, action):
         self._set_action(np.asarray(action))
-        # Each env step's constraint solver starts cold, as mujoco.rollout starts it (the batched path): a warm
+        # Each env step's constraint solver starts cold, as the batched path (mujoco.batch) starts it: a warm
         # start only changes where within the solver's tolerance (and, with contacts, among equal solutions)
         # it ends, and this way the single and the batched env step to the same bits.
         self.engine.data.qacc_warmstart[:] = 0.0
