@@ -173,7 +173,9 @@ def test_the_diff_drive_robot_drives_embedded(ros, processes):
     base.send(math.nan, 0.0)
     a = min(t for t in truth if t >= t1)
     b = min(t for t in truth if t >= a + 4_000_000_000)
-    assert b - a <= 4_100_000_000, "the ground truth kept coming (newest-wins drops at most a few)"
+    # newest-wins drops a few /tf messages when the manager or this client falls behind (0.14 s of sim time was seen
+    # at load): the distance is scaled to the window below; a stream that stalls for 0.5 s still fails
+    assert b - a <= 4_500_000_000, "the ground truth kept coming (newest-wins drops at most a few)"
     travelled = (truth[b] - truth[a]) * 4e9 / (b - a)
     # odometry over the same window, from its samples nearest to a and b (stamps of both at 50 Hz, maybe offset by a
     # cycle: 10 ms at 0.5 m/s is 5 mm, 0.25 % of the way)
