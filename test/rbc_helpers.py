@@ -9,6 +9,7 @@ import math
 import threading
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -431,3 +432,28 @@ def process_gone(pid: int) -> bool:
     except OSError:
         return True
     return state == "Z"
+
+
+def serving_rbc(proc: NodeProcess) -> Iterator[NodeProcess]:
+    """A module fixture's body for an rbc node process: yields it once ready; it must then exit 0 on SIGINT."""
+    try:
+        proc.wait_for_output("rbc ready", 60)
+        yield proc
+        code = proc.stop()
+        assert code == 0, f"rbc exited with {code} on SIGINT:\n{proc.log_path.read_text()[-3000:]}"
+    finally:
+        proc.stop()
+
+
+def servoed_client(ros: Any) -> Iterator[Client]:
+    """A fixture's body: a Client whose robot is the test's perfect servo (fresh ``q`` first); every instance the
+    test created is destroyed afterwards."""
+    servo = Servo(ros)
+    c = Client(ros)
+    c.servo = servo
+    wait_for(lambda: not any(c.get_vars(vars_=["q"]).stale), 30, "fresh q from the test's servo")
+    try:
+        yield c
+    finally:
+        for name in c.l2_ctrl("list_re").names:
+            c.l2_ctrl("destroy_re", name=name)

@@ -14,7 +14,17 @@ import os
 from pathlib import Path
 
 import pytest
-from rbc_helpers import FAKE_DRIVER, Client, Goal, Servo, created_pid, fake_driver_urdf, joint_goal, parent_pid
+from rbc_helpers import (
+    FAKE_DRIVER,
+    Client,
+    Goal,
+    created_pid,
+    fake_driver_urdf,
+    joint_goal,
+    parent_pid,
+    serving_rbc,
+    servoed_client,
+)
 from ros_harness import NodeProcess, wait_for
 
 pytest.importorskip("rclpy")
@@ -30,26 +40,12 @@ def mixed_proc(tmp_path_factory):
     env = {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     proc = NodeProcess.python(HERE / "rbc_probe_node.py", "--ros-args", "-p", f"urdf_path:={urdf}", "-p",
                               "rate:=100.0", "-p", "stale_timeout:=1.0", env=env)
-    try:
-        proc.wait_for_output("rbc ready", 60)
-        yield proc
-        code = proc.stop()
-        assert code == 0, f"rbc exited with {code} on SIGINT:\n{proc.log_path.read_text()[-3000:]}"
-    finally:
-        proc.stop()
+    yield from serving_rbc(proc)
 
 
 @pytest.fixture
 def client(ros, mixed_proc):
-    servo = Servo(ros)
-    c = Client(ros)
-    c.servo = servo
-    wait_for(lambda: not any(c.get_vars(vars_=["q"]).stale), 30, "fresh q from the test's servo")
-    try:
-        yield c
-    finally:
-        for name in c.l2_ctrl("list_re").names:
-            c.l2_ctrl("destroy_re", name=name)
+    yield from servoed_client(ros)
 
 
 def _seen(client: Client, name: str) -> list[float]:

@@ -15,14 +15,14 @@ import time
 import pytest
 from rbc_helpers import (
     FAKE_DRIVER,
-    Client,
     Goal,
-    Servo,
     created_pid,
     fake_driver_urdf,
     joint_goal,
     parent_pid,
     process_gone,
+    serving_rbc,
+    servoed_client,
     start,
 )
 from ros_harness import wait_for, wait_future
@@ -40,26 +40,12 @@ def rbc_proc(tmp_path_factory):
     urdf = fake_driver_urdf(tmp_path_factory.mktemp("rbcproc") / "planar2.urdf", TOPIC)
     proc = start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p", "stale_timeout:=1.0",
                  "-p", "instance_processes:=true")
-    try:
-        proc.wait_for_output("rbc ready", 60)
-        yield proc
-        code = proc.stop()
-        assert code == 0, f"rbc exited with {code} on SIGINT:\n{proc.log_path.read_text()[-3000:]}"
-    finally:
-        proc.stop()
+    yield from serving_rbc(proc)
 
 
 @pytest.fixture
 def client(ros, rbc_proc):
-    servo = Servo(ros)
-    c = Client(ros)
-    c.servo = servo
-    wait_for(lambda: not any(c.get_vars(vars_=["q"]).stale), 30, "fresh q from the test's servo")
-    try:
-        yield c
-    finally:
-        for name in c.l2_ctrl("list_re").names:
-            c.l2_ctrl("destroy_re", name=name)
+    yield from servoed_client(ros)
 
 
 def test_a_reacher_process_serves_its_node_reaches_and_ends_on_destroy(client, rbc_proc):
