@@ -399,16 +399,18 @@ class Servo:
         self.node = ros.node("rbc_process_servo")
         self.lock = threading.Lock()
         self.q = [0.0, 0.0]
-        self.commands: list[tuple[float, list[float]]] = []  # (arrival time, q_ref)
+        # (when the rbc node published it: the writer's source timestamp, time.time() seconds; q_ref). The
+        # sender's stamp, not the arrival: under load commands reach the test in bursts, late.
+        self.commands: list[tuple[float, list[float]]] = []
         self.pub = self.node.create_publisher(JointState, FAKE_DRIVER, 10)
         self.node.create_subscription(Float64MultiArray, "/fake_driver/commands", self._on_command, 100)
         self.node.create_timer(0.01, self._publish)
         self._msg = JointState
 
-    def _on_command(self, msg) -> None:
+    def _on_command(self, msg, info) -> None:
         with self.lock:
             self.q = [float(v) for v in msg.data[:2]]
-            self.commands.append((time.monotonic(), list(self.q)))
+            self.commands.append((info["source_timestamp"] * 1e-9, list(self.q)))
             del self.commands[:-5000]
 
     def _publish(self) -> None:

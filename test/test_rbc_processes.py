@@ -102,17 +102,17 @@ def test_sigkill_of_a_reacher_process_mid_goal_the_robot_holds_and_the_rest_runs
     servo = client.servo
     wait_for(lambda: servo.q[0] > 0.1 and servo.q[1] > 0.1, 60, "both joints moving")
     os.kill(pids["JRa"], signal.SIGKILL)
-    killed = time.monotonic()
+    killed, killed_wall = time.monotonic(), time.time()
     wait_for(lambda: list(client.l2_ctrl("list_re").names) == ["JRb"], 30, "list_re without the killed reacher")
     listed_gone = time.monotonic() - killed
-    # joint1 holds from then on while joint2 keeps going to its goal, which succeeds. Judged on the sequence
-    # of commands, not on when they reached the test: under load the test's servo takes commands the rbc
-    # sent before the drop some cycles late.
+    # joint1 holds from then on while joint2 keeps going to its goal, which succeeds. Judged on when the rbc
+    # node published each command (the writer's source timestamp), not on when it reached the test: under load
+    # the test's servo takes commands in bursts, some sent before the kill arriving after it.
     result_b = goal_b.result(60)
     assert result_b.success, result_b.message
     with servo.lock:
-        after = [(t, q) for t, q in servo.commands if t >= killed]
-        before = [(t, q) for t, q in servo.commands if killed - 0.1 <= t < killed]
+        after = [(t, q) for t, q in servo.commands if t >= killed_wall]
+        before = [(t, q) for t, q in servo.commands if killed_wall - 0.1 <= t < killed_wall]
         held = servo.q[0]
     changes = [t for (t, q), (_, prev) in zip(after[1:], after, strict=False) if q[0] != prev[0]]
     last_change = max((i + 1 for i, ((_, q), (_, prev)) in enumerate(zip(after[1:], after, strict=False))
@@ -121,13 +121,14 @@ def test_sigkill_of_a_reacher_process_mid_goal_the_robot_holds_and_the_rest_runs
     assert all(q[0] == held for _, q in steady)
     assert sum(q[1] != prev[1] for (_, q), (_, prev) in zip(steady[1:], steady, strict=False)) >= 10, \
         "joint2 did not go on moving while joint1 held"
-    hold_latency = (changes[-1] - killed) if changes else 0.0
+    hold_latency = (changes[-1] - killed_wall) if changes else 0.0
     moving_before = sum(q[0] != prev[0] for (_, q), (_, prev) in zip(before[1:], before, strict=False))
     print(f"reacher process killed mid-goal: joint1's q_ref changed {len(changes)} more time(s) (coupler at "
-          f"100 Hz), the last {hold_latency * 1000:.1f} ms after the SIGKILL; held at {held:.4f}; list_re showed it "
-          f"gone {listed_gone * 1000:.0f} ms after the SIGKILL (service round trip included); in the 100 ms before "
-          f"the kill it changed {moving_before} times")
-    assert len(changes) <= 10, "the robot did not hold within 10 coupler cycles (100 ms)"
+          f"100 Hz), the last sent {hold_latency * 1000:.1f} ms after the SIGKILL; held at {held:.4f}; list_re "
+          f"showed it gone {listed_gone * 1000:.0f} ms after the SIGKILL (service round trip included); in the "
+          f"100 ms before the kill it changed {moving_before} times")
+    assert moving_before >= 1, "joint1 was not moving before the kill: nothing to hold"
+    assert hold_latency <= 0.1, "the robot did not hold within 100 ms of the SIGKILL (by the rbc node's send times)"
     # the killed reacher's goal: the rbc node serves it, so its client is answered ABORTED with the reason
     from action_msgs.msg import GoalStatus
 
