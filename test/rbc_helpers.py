@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path

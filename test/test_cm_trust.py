@@ -207,6 +207,8 @@ def test_killed_simulator_fails_the_component_and_a_restarted_one_is_driven_agai
           f"began, new goal succeeded {t_goal - t_restart:.3f} s after it")
     assert res.status == SUCCEEDED, res.result.error_string
     assert "is active again" in cm.output()
+    # the new simulator is a new state writer: the component came back once its command reader was matched
+    assert "recovered: states from a new writer, and a new subscriber to our commands" in cm.output()
 
 
 def test_a_burst_of_goals_is_answered_in_full_and_the_newest_wins(ros, processes):

@@ -227,6 +227,58 @@ def test_silent_robot_with_a_stopped_clock_fails_on_wall_time_and_comes_back():
     assert np.allclose(sent[-1].position, [0.0, 0.0]), "the JTC starts from the new state"
 
 
+def _failed_rig(source: bytes):
+    """A component whose robot (state writer ``source``, one command reader matched) went silent."""
+    cm, comp, wall, sent = topic_rig(state_timeout=0.5)
+    matches = [1]
+    comp.command_matches = lambda: matches[0]
+    comp.on_joint_state(J, [0.1, 0.1], [0.0, 0.0], [], 1.0, source)
+    cm.update(1.0, 0.01)
+    wall[0] += 0.6
+    cm.watchdog()
+    assert comp.is_failed
+    return cm, comp, wall, matches
+
+
+def test_a_robot_that_stalled_recovers_as_soon_as_its_states_flow_again():
+    cm, comp, wall, matches = _failed_rig(b"writer-1")
+    comp.on_joint_state(J, [0.1, 0.1], [0.0, 0.0], [], 1.01, b"writer-1")
+    cm.update(1.01, 0.01)
+    assert not comp.is_failed, "the same writer: the same robot, whose command reader never went away"
+
+
+def test_a_restarted_robot_recovers_once_its_command_reader_is_matched():
+    """Before: the component was active again with the first state of the new simulator, while its command
+    reader was not yet discovered; a 1 s goal then ran on a robot that never got a command and aborted."""
+    cm, comp, wall, matches = _failed_rig(b"writer-1")
+    for k in range(3):
+        wall[0] += 0.1
+        comp.on_joint_state(J, [0.0, 0.0], [0.0, 0.0], [], 0.01 * k, b"writer-2")
+        cm.update(0.01 * k, 0.01)
+        assert comp.is_failed, "states from a new writer, but nobody is listening to commands yet"
+    matches[0] = 2  # the new robot's command reader was discovered
+    comp.on_joint_state(J, [0.0, 0.0], [0.0, 0.0], [], 0.03, b"writer-2")
+    cm.update(0.03, 0.01)
+    assert not comp.is_failed and cm.list_hardware_components()[0].state == State.ACTIVE
+
+
+def test_a_restarted_robot_never_matched_recovers_after_the_listen_wait_with_a_warning():
+    from robot_core.control.topic_based import LISTEN_WAIT
+
+    cm, comp, wall, matches = _failed_rig(b"writer-1")
+    notes: list[str] = []
+    previous = comp.on_failure_change
+    comp.on_failure_change = lambda c, failed, note: (notes.append(note), previous(c, failed, note))
+    comp.on_joint_state(J, [0.0, 0.0], [0.0, 0.0], [], 0.0, b"writer-2")
+    cm.update(0.0, 0.01)
+    assert comp.is_failed
+    wall[0] += LISTEN_WAIT + 0.01
+    comp.on_joint_state(J, [0.0, 0.0], [0.0, 0.0], [], 0.01, b"writer-2")
+    cm.update(0.01, 0.01)
+    assert not comp.is_failed
+    assert "no new subscriber to '" in notes[-1] and "commands may not reach the robot" in notes[-1], notes
+
+
 # ---------------------------------------------------------------------------------------------- configure
 class SlowConfigureController(Controller):
     """A real controller whose configure takes as long as the loop needs to show it keeps cycling."""

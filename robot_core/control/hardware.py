@@ -249,12 +249,13 @@ class HardwareComponent:
         """Hook: fail if the robot went silent. Called between cycles when no cycle runs (a stopped clock), so
         judge on wall time (``time.monotonic()``), never on the control clock."""
 
-    def recover(self) -> None:
+    def recover(self, note: str = "") -> None:
+        """``note``: what the recovery log line adds (e.g. how the robot was judged back)."""
         if self._failed:
             self._failed = False
             self.failure_reason = ""
             if self.on_failure_change:
-                self.on_failure_change(self, False, "")
+                self.on_failure_change(self, False, note)
 
     # --- lifecycle ---------------------------------------------------------------
     def on_configure(self) -> None: ...

@@ -580,7 +580,7 @@ class ControllerManagerCore:
             self.log.error("hardware component '%s' failed: %s", comp.name, reason)
             self._newly_failed.append(comp)
         else:
-            self.log.info("hardware component '%s' recovered", comp.name)
+            self.log.info("hardware component '%s' recovered%s", comp.name, f": {reason}" if reason else "")
             self._newly_recovered.append(comp)
 
     # ------------------------------------------------------------------ the cycle

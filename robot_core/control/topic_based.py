@@ -38,6 +38,12 @@ Behaviour (upstream's, plus a staleness check):
   watch starts with the first state message (and again at each activation), so
   a robot that comes up late is not a failure; a paused simulator keeps
   repeating its states, so it is not one either.
+* Recovery waits until the robot can hear us. A robot whose states come back from the writer they came from
+  before (a stalled one) recovers at once. States from a new writer are a restarted robot: its command reader
+  is discovered apart from its state writer, under load a second or more later, and commands sent before that
+  are lost (a goal would run on a robot that does not move). So the component recovers once its command
+  publisher matched a new subscription (the adapter's ``command_matches``, cumulative), or after
+  ``LISTEN_WAIT`` s of wall time without one, saying so.
 * Sensors (``<sensor>`` of the block): their state interfaces come from ``sensor_states_topic`` (default
   ``/robot_sensor_states``, control_msgs/DynamicJointState whose ``joint_names`` are sensor names, see
   doc/topic_protocol.md), handed to :meth:`TopicBasedComponent.on_sensor_state`. The stream is watched like the
@@ -66,6 +72,7 @@ from robot_core.control.hardware import HardwareComponent, HardwareInfo
 from robot_core.control.messages import JointStateData
 
 _NONE = np.zeros(0)  # a field not sent (shared; never written)
+LISTEN_WAIT = 5.0  # s of wall time a restarted robot's states may flow before its command reader is seen
 
 
 def _wrap_to_pi(x: np.ndarray) -> np.ndarray:
@@ -101,6 +108,13 @@ class TopicBasedComponent(HardwareComponent):
         self._sensor_index: dict[str, int] = {}  # "<sensor>/<interface>" -> state index, set in on_bind
         self._sensor_news = False
         self._ready_to_send = not self.use_initial_states_as_initial_commands
+        # Set by the node: how many subscriptions the command publisher matched so far (cumulative), and the
+        # writer of each state message (``on_joint_state``'s ``source``); None where the middleware hides them.
+        self.command_matches: Callable[[], int] | None = None
+        self._state_source: bytes | None = None
+        self._fail_source: bytes | None = None
+        self._fail_matches: int | None = None
+        self._listen_wait_since: float | None = None
 
     # --- set-up --------------------------------------------------------------
     def on_bind(self) -> None:
@@ -160,8 +174,9 @@ class TopicBasedComponent(HardwareComponent):
 
     # --- input from the node ---------------------------------------------------
     def on_joint_state(self, name: Sequence[str], position: Sequence[float] = (), velocity: Sequence[float] = (),
-                       effort: Sequence[float] = (), stamp: float = 0.0) -> int:
-        """Store an incoming JointState (thread-safe); returns how many of our joints it matched."""
+                       effort: Sequence[float] = (), stamp: float = 0.0, source: bytes | None = None) -> int:
+        """Store an incoming JointState (thread-safe); returns how many of our joints it matched. ``source``
+        identifies the writer (its DDS gid), so a restarted robot is told from one that stalled."""
         matched = 0
         index = self._wire_index
         with self._lock:
@@ -183,6 +198,7 @@ class TopicBasedComponent(HardwareComponent):
                 self.received_count += 1
                 self._rx_stamp = stamp
                 self._last_rx_mono = self.monotonic()
+                self._state_source = source
         return matched
 
     @property
@@ -233,7 +249,9 @@ class TopicBasedComponent(HardwareComponent):
                 if not self._ready_to_send:
                     self._init_commands_from_states()
         if (news or sensor_news) and self.is_failed and not self.stale_reason():
-            self.recover()
+            listens = self._robot_listens()
+            if listens is not None:
+                self.recover(listens)
         if not news or (self.has_sensors and not sensor_news):
             self.check_stale()
 
@@ -250,6 +268,32 @@ class TopicBasedComponent(HardwareComponent):
             return (f"no sensor states on '{self.sensor_states_topic}' for {now - last:.3f} s of wall time "
                     f"(sensor_timeout {self.sensor_timeout} s)")
         return ""
+
+    def fail(self, reason: str) -> None:
+        if not self._failed:
+            self._fail_source = self._state_source
+            self._fail_matches = self.command_matches() if self.command_matches is not None else None
+            self._listen_wait_since = None
+        super().fail(reason)
+
+    def _robot_listens(self) -> str | None:
+        """None while a restarted robot's command reader is not matched yet (see the module docstring), else
+        the note recovery is logged with ("" when there is nothing to add)."""
+        if self.command_matches is None or self._fail_matches is None:
+            return ""
+        with self._lock:
+            source = self._state_source
+        if source is not None and source == self._fail_source:
+            return ""
+        if self.command_matches() > self._fail_matches:
+            return "states from a new writer, and a new subscriber to our commands"
+        now = self.monotonic()
+        if self._listen_wait_since is None:
+            self._listen_wait_since = now
+        if now - self._listen_wait_since < LISTEN_WAIT:
+            return None
+        return (f"states from a new writer, but no new subscriber to '{self.joint_commands_topic}' in "
+                f"{LISTEN_WAIT:g} s: commands may not reach the robot")
 
     def check_stale(self) -> None:
         if not self._failed:

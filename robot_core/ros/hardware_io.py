@@ -91,9 +91,10 @@ class HardwareIo:
         component.joint_commands_topic = self.node.resolve_topic_name(component.joint_commands_topic)
         component.sensor_states_topic = self.node.resolve_topic_name(component.sensor_states_topic)
 
-        def on_state(msg: Any) -> None:
+        def on_state(msg: Any, info: Any = None) -> None:
+            gid = info.get("publisher_gid") if info else None
             component.on_joint_state(msg.name, msg.position, msg.velocity, msg.effort,
-                                     conv.time_to_seconds(msg.header.stamp))
+                                     conv.time_to_seconds(msg.header.stamp), gid["data"] if gid else None)
 
         qos = QoSProfile(depth=10, reliability=qos_profile_sensor_data.reliability,
                          durability=qos_profile_sensor_data.durability)
@@ -103,8 +104,8 @@ class HardwareIo:
         else:  # an rclpy without the take API: receive through the io executor instead
             self.poll_node.destroy_subscription(sub)
             self.node.create_subscription(JointState, component.joint_states_topic, on_state, qos)
-        pub = self.node.create_publisher(JointState, component.joint_commands_topic,
-                                         QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+        pub = self._command_publisher(component, JointState,
+                                      QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
 
         if component.has_sensors:
             self._bridge_sensors(component, qos)
@@ -115,12 +116,30 @@ class HardwareIo:
 
         component.command_sink = send
 
+    def _command_publisher(self, component: TopicBasedComponent, msg_type: Any, qos: Any) -> Any:
+        """The command publisher; it counts the subscriptions it ever matched into ``component.command_matches``
+        (a restarted robot recovers once its command reader is matched, control/topic_based.py)."""
+        matches = [0]
+
+        def on_matched(info: Any) -> None:
+            matches[0] = int(info.total_count)
+
+        try:
+            from rclpy.event_handler import PublisherEventCallbacks
+
+            pub = self.node.create_publisher(msg_type, component.joint_commands_topic, qos,
+                                             event_callbacks=PublisherEventCallbacks(matched=on_matched))
+        except (ImportError, TypeError):  # an rclpy or middleware without the matched event
+            return self.node.create_publisher(msg_type, component.joint_commands_topic, qos)
+        component.command_matches = lambda: matches[0]
+        return pub
+
     def _bridge_sensors(self, component: TopicBasedComponent, qos: Any) -> None:
         """The sensors' values (control_msgs/DynamicJointState on ``sensor_states_topic``), polled like the joint
         states (doc/topic_protocol.md)."""
         from control_msgs.msg import DynamicJointState
 
-        def on_sensors(msg: Any) -> None:
+        def on_sensors(msg: Any, _info: Any = None) -> None:
             component.on_sensor_state(msg.joint_names, [v.interface_names for v in msg.interface_values],
                                       [v.values for v in msg.interface_values],
                                       conv.time_to_seconds(msg.header.stamp))
@@ -141,7 +160,7 @@ class HardwareIo:
                     msg_info = sub.handle.take_message(sub.msg_type, sub.raw)
                 if msg_info is None:
                     break
-                callback(msg_info[0])
+                callback(msg_info[0], msg_info[1])
                 taken += 1
         return taken
 
