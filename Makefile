@@ -18,9 +18,11 @@ demo: setup
 	@$(PY) -m robot_core.demo
 
 # --durations=20: every log of a full run names its 20 slowest set-ups, tests and teardowns (issue #13: the
-# suite's time).
+# suite's time). Two pytest-xdist workers, each test file whole on one of them (its module fixtures shared) and
+# each worker on a ROS domain of its own (doc/testing.md); TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
 test: setup
-	@$(PY) -m pytest -q -p no:cacheprovider --durations=20
+	@$(PY) -m pytest -q -p no:cacheprovider --durations=20 -n $(TEST_WORKERS) --dist loadfile
 
 lint: setup
 	@$(VENV)/bin/ruff check .

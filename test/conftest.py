@@ -34,6 +34,8 @@ for _cand in (
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    if getattr(config.option, "numprocesses", None):
+        return "robot_core: a ROS domain per pytest-xdist worker, ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
     return f"robot_core: ROS_DOMAIN_ID={DOMAIN_ID}, ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
 
 
@@ -46,6 +48,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_sep("-", "summaries")
         for text in texts:
             terminalreporter.write_line(text)
+
+
+@pytest.fixture
+def say(record_property):
+    """A measured figure for the log: ``say("[world] ...")`` lands in the summaries at the end of every run (the
+    terminals of pytest-xdist's workers are not shown, so a print there would be lost)."""
+    return lambda text: record_property("summary", text)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -71,7 +71,14 @@ def _processes_on_domain(domain: int) -> list[int]:
 
 
 def isolate_ros_environment() -> int:
-    """Give this test session a domain of its own; children inherit it through os.environ."""
+    """Give this test session a domain of its own; children inherit it through os.environ.
+
+    Under pytest-xdist every worker is a session of its own: it reserves its own domain (the one it inherited
+    from the controlling process is that process's, shared by every worker)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and os.environ.get("ROBOT_CORE_TEST_DOMAIN_WORKER") != worker:
+        os.environ.pop("ROBOT_CORE_TEST_DOMAIN", None)
+        os.environ["ROBOT_CORE_TEST_DOMAIN_WORKER"] = worker
     if "ROBOT_CORE_TEST_DOMAIN" not in os.environ:
         os.environ["ROBOT_CORE_TEST_DOMAIN"] = str(_reserve_domain())
     os.environ["ROS_DOMAIN_ID"] = os.environ["ROBOT_CORE_TEST_DOMAIN"]
@@ -80,6 +87,18 @@ def isolate_ros_environment() -> int:
     os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
     os.environ["PYTHONUNBUFFERED"] = "1"
     return int(os.environ["ROS_DOMAIN_ID"])
+
+
+@contextlib.contextmanager
+def venv_layout(exclusive: bool = False) -> Iterator[None]:
+    """Held while a test reads the venv's generated ROS layout (shared) or deletes and repairs a piece of it
+    (exclusive): under pytest-xdist such tests of different files run side by side."""
+    import fcntl
+
+    name = "".join(c if c.isalnum() else "_" for c in sys.prefix)[-80:]
+    with open(os.path.join(tempfile.gettempdir(), f"robot_core_venv_{name}.lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 10.0, what: str = "condition",

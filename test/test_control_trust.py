@@ -229,7 +229,7 @@ def test_silent_robot_with_a_stopped_clock_fails_on_wall_time_and_comes_back():
 
 def _failed_rig(source: bytes):
     """A component whose robot (state writer ``source``, one command reader matched) went silent."""
-    cm, comp, wall, sent = topic_rig(state_timeout=0.5)
+    cm, comp, wall, _sent = topic_rig(state_timeout=0.5)
     matches = [1]
     comp.command_matches = lambda: matches[0]
     comp.on_joint_state(J, [0.1, 0.1], [0.0, 0.0], [], 1.0, source)
@@ -241,7 +241,7 @@ def _failed_rig(source: bytes):
 
 
 def test_a_robot_that_stalled_recovers_as_soon_as_its_states_flow_again():
-    cm, comp, wall, matches = _failed_rig(b"writer-1")
+    cm, comp, _wall, _matches = _failed_rig(b"writer-1")
     comp.on_joint_state(J, [0.1, 0.1], [0.0, 0.0], [], 1.01, b"writer-1")
     cm.update(1.01, 0.01)
     assert not comp.is_failed, "the same writer: the same robot, whose command reader never went away"
@@ -265,7 +265,7 @@ def test_a_restarted_robot_recovers_once_its_command_reader_is_matched():
 def test_a_restarted_robot_never_matched_recovers_after_the_listen_wait_with_a_warning():
     from robot_core.control.topic_based import LISTEN_WAIT
 
-    cm, comp, wall, matches = _failed_rig(b"writer-1")
+    cm, comp, wall, _matches = _failed_rig(b"writer-1")
     notes: list[str] = []
     previous = comp.on_failure_change
     comp.on_failure_change = lambda c, failed, note: (notes.append(note), previous(c, failed, note))

@@ -104,6 +104,11 @@ def graph(tmp_path):
             p.stop()
 
 
+def stamp(msg) -> float:
+    """A message's header stamp in seconds (sim time here)."""
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
 class CommandRecorder:
     """Every JointState the controller manager sends to the simulator, as (names, position, velocity, effort)."""
 
@@ -208,6 +213,11 @@ class Arm:
         req.duration.nanosec = int(PUSH_SECONDS * 1e9)
         res = wait_future(self.wrench.call_async(req), 10, "apply_wrench")
         assert res.success, res.message
+        # The push's whole duration in the recorded states, judged on their sim-time stamps: ``settled`` samples
+        # on wall time, and on a loaded machine the states may stand still for a while and look settled before
+        # the push shows (an excursion of 0.0005 rad was recorded so).
+        pushed_until = stamp(self.states.latest()) + PUSH_SECONDS + 1.0
+        wait_for(lambda: stamp(self.states.latest()) >= pushed_until, 60, "joint states past the push's end")
         wait_for(self.settled, 30, "the arm at rest after the push")
         return held, max(abs(m.position[list(m.name).index("joint1")] - held) for m in self.states.snapshot()[before:])
 

@@ -39,13 +39,12 @@ G = 9.81
 
 
 @pytest.fixture
-def report(capsys, record_property):
-    """Print a measured number on the terminal even when output is captured, and record it for junit."""
+def report(say, record_property):
+    """A measured number in the run's summaries, and recorded for junit."""
 
     def _report(name: str, value, note: str = "") -> None:
         record_property(name, value)
-        with capsys.disabled():
-            print(f"\n  [physics] {name} = {value}{'  ' + note if note else ''}", end="")
+        say(f"[physics] {name} = {value}{'  ' + note if note else ''}")
 
     return _report
 

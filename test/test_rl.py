@@ -20,11 +20,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def report(capsys, record_property):
+def report(say, record_property):
     def _report(name: str, value) -> None:
         record_property(name, value)
-        with capsys.disabled():
-            print(f"\n  [rl] {name} = {value}", end="")
+        say(f"[rl] {name} = {value}")
 
     return _report
 

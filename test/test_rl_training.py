@@ -17,11 +17,10 @@ TRAIN_STEPS = 8192  # ~16 PPO updates of 8 x 64 steps; learns to ~150-500 steps 
 
 
 @pytest.fixture
-def report(capsys, record_property):
+def report(say, record_property):
     def _report(name: str, value) -> None:
         record_property(name, value)
-        with capsys.disabled():
-            print(f"\n  [rl-training] {name} = {value}", end="")
+        say(f"[rl-training] {name} = {value}")
 
     return _report
 

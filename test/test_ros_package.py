@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from ros_harness import NodeProcess, answered_eventually, wait_for, wait_future
+from ros_harness import NodeProcess, answered_eventually, venv_layout, wait_for, wait_future
 
 from robot_core.bringup.plan import BringupOptions, make_plan, share_dir
 from robot_core.bringup.run import READY_PREFIX, configure_cli, plan_from_args
@@ -88,9 +88,10 @@ def test_share_dir_and_executables_resolve_as_ros2run_and_ros2launch_do():
     assert launch[0].resolve() == checkout / "launch" / "bringup.launch.py"
     for rel in ("config/controllers.yaml", "config/simulator.yaml", "urdf/rc_arm.urdf", "urdf/rc_arm.urdf.xacro"):
         assert (share / rel).resolve() == checkout / rel, rel
-    for name in EXECUTABLES:
-        text = executable(name).read_text()
-        assert text.startswith("#!") and "import" in text, name
+    with venv_layout():  # test_setup deletes and repairs one of them
+        for name in EXECUTABLES:
+            text = executable(name).read_text()
+            assert text.startswith("#!") and "import" in text, name
 
 
 def test_no_spawn_plan_starts_the_same_nodes_and_runs_no_spawner():

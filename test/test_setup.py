@@ -110,15 +110,18 @@ def test_second_run_is_up_to_date():
 def test_setup_restores_a_deleted_launcher_on_the_real_venv():
     """A stamp says "done" but a generated file went missing: the set-up notices and puts it back.
 
-    The one repair done on the real venv: other processes sharing it fall back to bin/simulator meanwhile
-    (robot_core.bringup.plan.executable). Reinstalling robot_core (a console script or the editable hook gone)
+    The one repair done on the real venv, on a launcher no test runs from there (bring-ups would fall back to
+    bin/, robot_core.bringup.plan.executable). Reinstalling robot_core (a console script or the editable hook gone)
     would take every console script away for seconds, so that repair is unit-tested against a temporary prefix.
     """
+    from ros_harness import venv_layout
+
     _own_venv_or_skip()
-    launcher = Path(sys.prefix) / "lib" / "robot_core" / "simulator"
-    assert launcher.is_file(), f"{launcher} should exist after the set-up"
-    launcher.unlink()
-    proc, seconds = _run_setup()
+    launcher = Path(sys.prefix) / "lib" / "robot_core" / "unspawner"  # run from there by no test
+    with venv_layout(exclusive=True):  # test_ros_package checks every launcher
+        assert launcher.is_file(), f"{launcher} should exist after the set-up"
+        launcher.unlink()
+        proc, seconds = _run_setup()
     print(f"`make setup` repairing {launcher}: {seconds:.2f} s")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert launcher.is_file() and os.access(launcher, os.X_OK), proc.stdout

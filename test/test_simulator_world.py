@@ -166,7 +166,7 @@ class TestTableTopWorld:
         assert "objects table, box_small, box_medium, box_large; keyframes home, stacked" in world_sim.output()
 
 
-    def test_a_box_placed_above_the_table_falls_and_rests_on_it(self, fresh_world: WorldClient, capsys):
+    def test_a_box_placed_above_the_table_falls_and_rests_on_it(self, fresh_world: WorldClient, say):
         w = fresh_world
         # Caught in mid-fall deterministically: placed and stepped 0.15 s while paused (z = 0.6 - g t^2 / 2 = 0.49;
         # the paused simulator repeats that pose), where a running fall passes the window in a fraction of a second
@@ -189,9 +189,8 @@ class TestTableTopWorld:
         stamp = sec(w.objects[-1].header.stamp)
         wait_for(lambda: sec(w.tf[("world", "box_medium")].header.stamp) >= stamp, 20, "a /tf pose as new")
         z_tf = w.tf[("world", "box_medium")].transform.translation.z
-        with capsys.disabled():
-            print(f"\n  [world] box_medium settled at z = {z_tf:.5f} m on /tf (table {TABLE_HEIGHT} + half size 0.03), "
-                  f"{objs['box_medium'].pose.position.z:.5f} m on ~/object_states")
+        say(f"[world] box_medium settled at z = {z_tf:.5f} m on /tf (table {TABLE_HEIGHT} + half size 0.03), "
+            f"{objs['box_medium'].pose.position.z:.5f} m on ~/object_states")
         assert z_tf == pytest.approx(TABLE_HEIGHT + 0.03, abs=2e-3)
 
 
@@ -211,7 +210,7 @@ class TestTableTopWorld:
         assert fz == pytest.approx(0.5 * 9.81, rel=0.1), "the table holds the 0.5 kg box"
 
 
-    def test_the_arm_pushes_a_free_box_and_its_tf_follows(self, fresh_world: WorldClient, capsys):
+    def test_the_arm_pushes_a_free_box_and_its_tf_follows(self, fresh_world: WorldClient, say):
         """Issue 16's physics check: the box is put on the circle the hand sweeps when joint1 turns (radius
         0.36 m, 0.4 rad, its top above the fingers' lowest point); turning joint1 to 0.9 rad pushes it, and /tf's
         world -> box_large says where ~/object_states says it is."""
@@ -229,10 +228,9 @@ class TestTableTopWorld:
         stamp = sec(w.objects[-1].header.stamp)
         tf = wait_for(lambda: (lambda t: t if t is not None and sec(t.header.stamp) == stamp else None)(
             w.tf.get(("world", "box_large"))), 20, "world -> box_large on /tf at the paused instant")
-        with capsys.disabled():
-            print(f"\n  [world] the hand pushed box_large {math.dist(box, start):.3f} m: from "
-                  f"({start[0]:.3f}, {start[1]:.3f}) to ({box[0]:.3f}, {box[1]:.3f}); /tf "
-                  f"({tf.transform.translation.x:.3f}, {tf.transform.translation.y:.3f})")
+        say(f"[world] the hand pushed box_large {math.dist(box, start):.3f} m: from "
+            f"({start[0]:.3f}, {start[1]:.3f}) to ({box[0]:.3f}, {box[1]:.3f}); /tf "
+            f"({tf.transform.translation.x:.3f}, {tf.transform.translation.y:.3f})")
         assert math.dist(xyz(moved["box_large"].pose.position), start) > 0.03
         assert math.atan2(box[1], box[0]) > 0.4, "pushed the way the hand turns"
         assert xyz(tf.transform.translation) == pytest.approx(box, abs=1e-6)

@@ -195,7 +195,7 @@ def test_objects_start_at_rest_on_the_table_and_nothing_touches_the_robot(rc_arm
     assert not touching, f"the robot touches the scene at its initial pose: {touching}"
 
 
-def test_a_box_dropped_above_the_table_falls_and_rests_on_it(rc_arm, capsys):
+def test_a_box_dropped_above_the_table_falls_and_rests_on_it(rc_arm, say):
     engine, sim = make_sim(rc_arm)
     sim.set_state("box_medium", (0.5, 0.0, 0.5), (1, 0, 0, 0))
     z0 = sim.pose("box_medium").position[2]
@@ -203,8 +203,7 @@ def test_a_box_dropped_above_the_table_falls_and_rests_on_it(rc_arm, capsys):
     assert sim.pose("box_medium").position[2] < z0 - 0.03, "it falls"
     engine.step(1400)
     z = sim.pose("box_medium").position[2]
-    with capsys.disabled():
-        print(f"\n  [world] box_medium rests at z = {z:.5f} m (table top {TABLE_HEIGHT} + half size 0.03)")
+    say(f"[world] box_medium rests at z = {z:.5f} m (table top {TABLE_HEIGHT} + half size 0.03)")
     assert z == pytest.approx(TABLE_HEIGHT + 0.03, abs=1e-3)
     contacts = [c for c in engine.contacts() if {c.body1, c.body2} == {"table", "box_medium"}]
     assert contacts
