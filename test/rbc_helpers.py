@@ -173,7 +173,9 @@ class Client:
                 self._recorded_until = _stamp(msg)
 
         self._recorder = self.node.create_subscription(JointState, STATES, record, 2000)
-        wait_for(lambda: self._recorder.get_publisher_count() > 0, 20, "the recorder matched to the simulator")
+        # A first recorded state, not only a match seen from the reader's side: the simulator's writer discovers
+        # the new reader on its own, under load later, and a move started before that was recorded from halfway.
+        wait_for(lambda: self.recorded, 30, "the recorder's first state from the simulator")
 
     def stop_recording(self) -> np.ndarray:
         """Stop once the recording has caught up with the newest state seen so far; returns the states, in order."""

@@ -7,6 +7,7 @@ during these tests: spawning must not depend on simulated time advancing (an ups
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,44 @@ def test_a_renamed_manager_keeps_its_controllers_names(ros, paused_graph, tmp_pa
     finally:
         for p in procs:
             p.stop()
+
+
+@pytest.mark.ros
+def test_an_unanswered_list_request_is_sent_again_and_the_spawn_goes_on(ros):
+    """Fast DDS drops a response while the server has not yet discovered the client's response reader (seen under
+    load: a bring-up's spawner waited silently for its whole 219 s). Played here by a manager whose first
+    list_controllers request is never answered; the spawner sends it again and finishes."""
+    import threading
+
+    from controller_manager_msgs import srv
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.callback_groups import ReentrantCallbackGroup
+
+    node = ros.node("controller_manager", namespace="/lossy")
+    group = ReentrantCallbackGroup()
+    release = threading.Event()
+    lists: list[float] = []
+
+    def list_controllers(_request, response):
+        lists.append(time.monotonic())
+        if len(lists) == 1:
+            release.wait(60)  # this answer is "lost": it comes after the test
+        return response
+
+    def ok(_request, response):
+        response.ok = True
+        return response
+
+    node.create_service(srv.ListControllers, "~/list_controllers", list_controllers, callback_group=group)
+    for kind, name in ((srv.LoadController, "load_controller"), (srv.ConfigureController, "configure_controller"),
+                       (srv.SwitchController, "switch_controller"), (srv.UnloadController, "unload_controller")):
+        node.create_service(kind, f"~/{name}", ok, callback_group=group)
+    node.create_service(SetParameters, "~/set_parameters", lambda _q, r: r, callback_group=group)
+    try:
+        code, out = finish(spawner("some_controller", "-c", "/lossy/controller_manager"))
+    finally:
+        release.set()
+    assert code == 0, out
+    assert "Configured and activated some_controller" in out
+    assert len(lists) >= 3, "the first list request unanswered, sent again, then the list after loading"
+    assert 1.5 <= lists[1] - lists[0] <= 10.0, lists

@@ -165,20 +165,44 @@ class Spawner:
                     self.node.get_logger().info(f"waiting for service '{self.manager}/{name}' ...")
                     last_hint = now
 
+    # Requests that change nothing when served twice: sent again while unanswered. Fast DDS drops a response
+    # while the server has not yet discovered this client's response reader, which under load lasts seconds
+    # after the client saw the server; one such request answered into the void hung a bring-up's spawner for
+    # its whole 219 s, silently. The others (load, configure, switch, unload) are sent once.
+    RESENT = frozenset({"list_controllers", "set_parameters"})
+    RESEND_AFTER = 2.0  # s without an answer
+
     def call(self, service: str, request: Any) -> Any:
         client = self.clients[service]
-        future = client.call_async(request)
+        futures = [client.call_async(request)]
         done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        deadline = time.monotonic() + self.service_timeout if self.service_timeout > 0 else None
+        futures[0].add_done_callback(lambda _f: done.set())
+        start = time.monotonic()
+        deadline = start + self.service_timeout if self.service_timeout > 0 else None
+        next_send, next_hint = start + self.RESEND_AFTER, start + 5.0
         while not done.wait(0.05):
+            now = time.monotonic()
             if self.interruptible and SHUTDOWN.requested:
-                client.remove_pending_request(future)
+                for f in futures:
+                    client.remove_pending_request(f)
                 self._check_interrupted(f"waiting for '{self.manager}/{service}'")
-            if deadline is not None and time.monotonic() > deadline:
-                client.remove_pending_request(future)
+            if deadline is not None and now > deadline:
+                for f in futures:
+                    client.remove_pending_request(f)
                 raise SpawnerError(f"service '{self.manager}/{service}' did not answer within "
                                    f"{self.service_timeout:g} s")
+            if service in self.RESENT and now >= next_send:
+                futures.append(client.call_async(request))
+                futures[-1].add_done_callback(lambda _f: done.set())
+                next_send = now + self.RESEND_AFTER
+            if now >= next_hint:
+                self.node.get_logger().info(f"no answer yet from '{self.manager}/{service}' after {now - start:.0f} s"
+                                            + (f" ({len(futures)} requests sent)" if len(futures) > 1 else ""))
+                next_hint = now + 5.0
+        future = next(f for f in futures if f.done())
+        for f in futures:
+            if f is not future and not f.done():
+                client.remove_pending_request(f)
         if future.exception() is not None:
             raise SpawnerError(f"service '{self.manager}/{service}' failed: {future.exception()}")
         return future.result()
