@@ -21,6 +21,7 @@ default handlers turn each one into a KeyboardInterrupt wherever the main thread
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import logging
 import os
 import signal
@@ -129,6 +130,7 @@ def init_rclpy(args: Sequence[str] | None = None) -> None:
     from robot_core.yaml_guard import YamlLimitError, check_yaml_file
 
     SHUTDOWN.install()
+    faulthandler.enable()  # a crash in C prints every thread's Python stack to the node's log
     argv = list(sys.argv if args is None else args)
     for path in params_files(argv):
         try:
