@@ -8,6 +8,7 @@ file:line: element: problem, and exit code 2 - never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import sys
 import warnings
@@ -206,8 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # A crash in C (rclpy, MuJoCo) prints every thread's Python stack instead of only "exited (-11)"
-    faulthandler.enable()
+    # A crash in C (rclpy, MuJoCo) prints every thread's Python stack instead of only "exited (-11)"; not where
+    # stderr is no file (called in-process with stderr captured)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        faulthandler.enable()
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RobotModelWarning)

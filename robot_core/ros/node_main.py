@@ -130,7 +130,8 @@ def init_rclpy(args: Sequence[str] | None = None) -> None:
     from robot_core.yaml_guard import YamlLimitError, check_yaml_file
 
     SHUTDOWN.install()
-    faulthandler.enable()  # a crash in C prints every thread's Python stack to the node's log
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr may be no file (in-process use)
+        faulthandler.enable()  # a crash in C prints every thread's Python stack to the node's log
     argv = list(sys.argv if args is None else args)
     for path in params_files(argv):
         try:
