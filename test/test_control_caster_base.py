@@ -172,6 +172,40 @@ def test_commanded_twist_moves_the_base_that_way_in_x_y_and_yaw():
     assert abs(p1[2] - p0[2]) < 0.01  # still on its wheels
 
 
+def test_a_command_older_than_cmd_vel_timeout_stops_the_base():
+    """One command and then silence (a client that died or stalled): the base drives while the command is fresh and
+    has come to rest 1 s after cmd_vel_timeout (0.5 s of the controller's time); a new command drives it again."""
+    pytest.importorskip("mujoco")
+    from robot_core.control import ControllerManagerCore, Strictness
+    from robot_core.model import load_robot
+    from robot_core.physics.world import add_floor
+
+    robot = load_robot(REPO / "urdf" / "caster_base.urdf")
+    cm = ControllerManagerCore.from_robot(robot, 1.0 / DT, plugin_override="robot_core/InProcessSimulator",
+                                          component_options={"timestep": 0.001, "engine_options": {
+                                              "fixed_base": False, "scene": add_floor}})
+    cm.load_controller("cb", "robot_core/CasterBaseController", {**controller_params(), "cmd_vel_timeout": 0.5})
+    cm.configure_controller("cb")
+    assert cm.switch_controller(["cb"], [], Strictness.STRICT).ok
+    sim, ctrl = cm.simulator(), cm.controller("cb")
+
+    def speed_after(seconds: float) -> float:
+        end = sim.sim_time + seconds - 1e-9
+        while sim.sim_time < end:
+            cm.update(sim.sim_time, DT)
+        return float(np.linalg.norm(sim.engine.base_velocity()[:2]))
+
+    ctrl.set_command(0.3, 0.0, 0.0)
+    fresh = speed_after(0.45)
+    stale = speed_after(1.5)
+    ctrl.set_command(0.3, 0.0, 0.0)
+    again = speed_after(0.45)
+    print(f"\nbase speed 0.45 s after one command {fresh:.3f} m/s, 1 s past cmd_vel_timeout {stale:.4f} m/s, "
+          f"0.45 s after a new command {again:.3f} m/s")
+    assert fresh > 0.1 and again > 0.1
+    assert stale < 0.01
+
+
 def test_pr2_base_commanded_twist_moves_it_that_way(erd_robots):
     """The PR2 (urdf/pr2_mobile.urdf, its meshes from example-robot-data) with config/pr2_controllers.yaml's
     base_controller: two wheels per caster, commanded (0.3, 0.2, 0.5) for 5 s; the base's motion from the engine
