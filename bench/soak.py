@@ -14,7 +14,8 @@ bare rclpy node (its own process) publishing a 9-joint JointState from one 1 kHz
 subscription in this process: its slope is what "no growth" looks like for rclpy + Fast DDS themselves.
 
 The table gives RSS per minute, then the least-squares slope (kB/min) of the samples of the first 2 minutes
-(warm-up) and of the rest. A leak shows as a slope after warm-up clearly above the anchor's.
+(warm-up), of the rest, and of the second half of the run. A leak shows as a slope after warm-up clearly above
+the anchor's that does not flatten in the second half.
 
 At the end it also prints, per process, its thread count and its malloc arenas (the 64 MB-reserved anonymous
 regions glibc maps for threads' arenas, counted from ``/proc/<pid>/maps``) at the first and the last sample:
@@ -444,20 +445,21 @@ def main() -> int:
         print(f"{minute:>6} " + " ".join(f"{rows[n][0]:>34}" for n in names))
         minute += 1
     print()
-    print(f"{'slope kB/min (least squares)':<30} {'0-2 min':>10} {'2 min-end':>10} {'samples':>8} {'vs anchor':>10}")
-    slopes: dict[str, tuple[float | None, float | None]] = {}
+    print(f"{'slope kB/min (least squares)':<30} {'0-2 min':>10} {'2 min-end':>10} {'2nd half':>10} {'samples':>8} "
+          f"{'vs anchor':>10}")
+    slopes: dict[str, tuple[float | None, ...]] = {}
     for n in names:
-        early = [(t, v) for t, v in samples[n] if t <= WARM_UP]
-        late = [(t, v) for t, v in samples[n] if t >= WARM_UP]
-        slopes[n] = (slope_kb_per_min([t for t, _ in early], [v for _, v in early]),
-                     slope_kb_per_min([t for t, _ in late], [v for _, v in late]))
+        half = 0.5 * samples[n][-1][0] if samples[n] else 0.0
+        windows = ([(t, v) for t, v in samples[n] if t <= WARM_UP], [(t, v) for t, v in samples[n] if t >= WARM_UP],
+                   [(t, v) for t, v in samples[n] if t >= half])  # the last: does a growth flatten out?
+        slopes[n] = tuple(slope_kb_per_min([t for t, _ in w], [v for _, v in w]) for w in windows)
     anchor_late = slopes[names[-1]][1] if names else None
     for n in names:
         cells = [f"{s:>10.1f}" if s is not None else f"{'':>10}" for s in slopes[n]]
         versus = ""
         if n != names[-1] and slopes[n][1] is not None and anchor_late is not None:
             versus = f" {slopes[n][1] - anchor_late:>+10.1f}"
-        print(f"{n:<30} {cells[0]} {cells[1]} {len(samples[n]):>8}{versus}")
+        print(f"{n:<30} {' '.join(cells)} {len(samples[n]):>8}{versus}")
     print()
     for n in names:
         if n in structure:
