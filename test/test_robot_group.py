@@ -232,6 +232,24 @@ def test_a_free_based_robot_of_the_group_is_reset_alone_to_its_start_pose(tmp_pa
     np.testing.assert_allclose(engine.floating_state("dog/trunk:joint0")[0], start_pose, atol=1e-9)
 
 
+def test_a_free_prop_of_an_mjcf_member_s_scenery_stays_free(tmp_path):
+    """The file's scenery comes along at the base pose, a free prop included (MuJoCo allows a free joint on a
+    top-level body only, so the file is attached in a world frame): the box starts at its file pose moved by the
+    base pose and falls onto the file's floor; the robot, whose base is welded, has no free base."""
+    text = (REPO / "test" / "data" / "mjcf" / "two_link_arm.xml").read_text()
+    prop = '<body name="prop" pos="0.5 0.5 0.3"><freejoint/><geom type="box" size="0.05 0.05 0.05" mass="0.2"/></body>'
+    arm = tmp_path / "arm_with_prop.xml"
+    arm.write_text(text.replace('<body name="base"', prop + '<body name="base"', 1))
+    members = read_robots_file(_file(tmp_path, [{"namespace": "a", "description": str(arm),
+                                                 "base_pose": [2.0, 0.0, 0.5]}]))
+    engine = PhysicsEngine(merge_robots(members, load_robot).model, timestep=1e-3)
+    assert (members[0].free_joint, members[0].joints) == ("", ["shoulder", "elbow"])
+    box = engine.model.body("a/prop").id
+    np.testing.assert_allclose(engine.data.xpos[box], [2.5, 0.5, 0.8], atol=1e-9)
+    engine.step(1000)
+    np.testing.assert_allclose(engine.data.xpos[box], [2.5, 0.5, 0.55], atol=1e-3)  # on the floor (at z 0.5)
+
+
 def test_an_mjcf_robot_with_two_free_bodies_is_refused_naming_file_and_joint(tmp_path):
     """Which body is the robot's base (its ground truth, what its reset puts back) is ambiguous: refused."""
     two = tmp_path / "two_free.xml"
