@@ -151,16 +151,117 @@ def test_an_mjcf_robot_joins_a_group_as_written_beside_a_urdf_arm(tmp_path):
     assert held["arm2/finger_b"] == pytest.approx(held["arm2/finger_a"], abs=1e-3)
 
 
-def test_an_mjcf_robot_with_a_free_base_is_refused_naming_its_file(tmp_path):
-    free = tmp_path / "free.xml"
-    free.write_text('<mujoco><worldbody><body name="base"><freejoint/><geom size="0.1"/>'
-                    '<body name="arm"><joint name="j" axis="0 0 1"/><geom size="0.05" pos="0.1 0 0"/></body>'
-                    '</body></worldbody></mujoco>')
+QUADRUPED = str(REPO / "test" / "data" / "mjcf" / "free_base_quadruped.xml")
+DOG_POSE = [1.0, 2.0, 0.1, 0.0, 0.0, 0.5]
+
+
+def _pose_matrix(x: float, y: float, z: float, yaw: float) -> np.ndarray:
+    pose = np.eye(4)
+    pose[:2, :2] = [[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]]
+    pose[:3, 3] = [x, y, z]
+    return pose
+
+
+def _arm_and_dog(tmp_path):
+    members = read_robots_file(_file(tmp_path, [
+        {"namespace": "arm", "description": ARM, "base_pose": [0, -1.5, 0]},
+        {"namespace": "dog", "description": QUADRUPED, "base_pose": DOG_POSE}]))
+    return members, merge_robots(members, load_robot)
+
+
+def test_an_mjcf_robot_with_a_free_base_joins_a_group_and_falls_onto_its_floor(tmp_path):
+    """A menagerie-style quadruped (an unnamed ``<freejoint/>`` on its trunk, its scene's floor in its file) beside a
+    fixed-base arm: its whole file is placed at the entry's base pose, so the trunk starts at its own pose in the
+    file composed with the entry's, falls onto the floor that came along and stands there exactly as the file alone
+    does, moved by the base pose. Its free joint is no joint of its states and commands; the arm is not affected."""
+    members, group_model = _arm_and_dog(tmp_path)
+    dog = members[1]
+    hips_knees = [f"{leg}_{j}" for leg in ("fl", "fr", "hl", "hr") for j in ("hip", "knee")]
+    assert (dog.free_joint, dog.base_link, dog.joints) == ("trunk:joint0", "trunk", hips_knees)
+    assert group_model.model.joints["dog/trunk:joint0"].type == "floating"
+    assert group_model.model.joints["dog/trunk:joint0"].child == "dog/trunk"
+    group = PhysicsEngine(group_model.model, timestep=1e-3)
+    alone = PhysicsEngine(load_robot(QUADRUPED), timestep=1e-3)
+    arm_only = PhysicsEngine(merge_robots(members[:1], load_robot).model, timestep=1e-3)
+    assert [n for n in group.joint_names if n.startswith("dog/")] == [f"dog/{n}" for n in hips_knees]
+    assert "dog/trunk:joint0" not in group.actuated_joint_names
+    base = _pose_matrix(*DOG_POSE[:3], DOG_POSE[5])
+    np.testing.assert_allclose(group.link_pose("dog/trunk"), base @ alone.link_pose("trunk"), atol=1e-9)
+    pose, twist = group.floating_state("dog/trunk:joint0")
+    np.testing.assert_allclose(pose[:3], [1.0, 2.0, 0.1 + 0.45], atol=1e-9)
+    np.testing.assert_allclose(pose[3:], [np.cos(0.25), 0, 0, np.sin(0.25)], atol=1e-9)
+    for _ in range(3):
+        group.step(500)
+        alone.step(500)
+        arm_only.step(500)
+    np.testing.assert_allclose(group.link_pose("dog/trunk"), base @ alone.link_pose("trunk"), atol=1e-4)
+    pose, twist = group.floating_state("dog/trunk:joint0")
+    assert pose[2] == pytest.approx(0.1 + 0.32, abs=0.005), "the trunk does not stand on the floor of its file"
+    np.testing.assert_allclose(pose[:2], [1.0, 2.0], atol=1e-3)
+    np.testing.assert_allclose(twist, np.zeros(6), atol=1e-3)
+    on_the_arm = [k for k, n in enumerate(group.joint_names) if n.startswith("arm/")]
+    np.testing.assert_allclose(group.positions()[on_the_arm], arm_only.positions(), atol=1e-6)
+    np.testing.assert_allclose(group.link_pose("arm/link2"), arm_only.link_pose("arm/link2"), atol=1e-6)
+
+
+def test_a_free_based_robot_of_the_group_is_reset_alone_to_its_start_pose(tmp_path):
+    """``/<ns>/simulator/reset`` of a free-based robot: its trunk back to the pose it started at, at rest, and its
+    joints to their initial positions, while time and the arm go on."""
+    from robot_core.physics.engine import CommandError
+
+    members, group_model = _arm_and_dog(tmp_path)
+    engine = PhysicsEngine(group_model.model, timestep=1e-3)
+    start_pose, _ = engine.floating_state("dog/trunk:joint0")
+    start = dict(zip(engine.joint_names, engine.positions(), strict=True))
+    engine.set_joint_state({"arm/joint1": 0.5, "dog/fl_hip": 0.3})
+    engine.step(600)  # fallen onto the floor; then pushed across it
+    engine.apply_wrench("dog/trunk", force=(60.0, 0.0, 0.0), duration=0.3)
+    engine.step(300)
+    moved, twist = engine.floating_state("dog/trunk:joint0")
+    assert moved[0] > start_pose[0] + 0.05 and np.linalg.norm(twist) > 0.1
+    engine.reset_joints([f"dog/{j}" for j in members[1].joints], free_joints=["dog/trunk:joint0"])
+    pose, twist = engine.floating_state("dog/trunk:joint0")
+    np.testing.assert_allclose(pose, start_pose, atol=1e-9)
+    np.testing.assert_allclose(twist, np.zeros(6), atol=1e-9)
+    now = dict(zip(engine.joint_names, engine.positions(), strict=True))
+    assert now["dog/fl_hip"] == pytest.approx(start["dog/fl_hip"], abs=1e-9)
+    assert now["arm/joint1"] == pytest.approx(0.5, abs=0.02) and engine.step_count == 900
+    with pytest.raises(CommandError, match="no floating joint 'dog/fl_hip'"):
+        engine.reset_joints([], free_joints=["dog/fl_hip"])
+    engine.reset()  # the world's reset puts it back there too
+    np.testing.assert_allclose(engine.floating_state("dog/trunk:joint0")[0], start_pose, atol=1e-9)
+
+
+def test_a_free_prop_of_an_mjcf_member_s_scenery_stays_free(tmp_path):
+    """The file's scenery comes along at the base pose, a free prop included (MuJoCo allows a free joint on a
+    top-level body only, so the file is attached in a world frame): the box starts at its file pose moved by the
+    base pose and falls onto the file's floor; the robot, whose base is welded, has no free base."""
+    text = (REPO / "test" / "data" / "mjcf" / "two_link_arm.xml").read_text()
+    prop = '<body name="prop" pos="0.5 0.5 0.3"><freejoint/><geom type="box" size="0.05 0.05 0.05" mass="0.2"/></body>'
+    arm = tmp_path / "arm_with_prop.xml"
+    arm.write_text(text.replace('<body name="base"', prop + '<body name="base"', 1))
+    members = read_robots_file(_file(tmp_path, [{"namespace": "a", "description": str(arm),
+                                                 "base_pose": [2.0, 0.0, 0.5]}]))
+    engine = PhysicsEngine(merge_robots(members, load_robot).model, timestep=1e-3)
+    assert (members[0].free_joint, members[0].joints) == ("", ["shoulder", "elbow"])
+    box = engine.model.body("a/prop").id
+    np.testing.assert_allclose(engine.data.xpos[box], [2.5, 0.5, 0.8], atol=1e-9)
+    engine.step(1000)
+    np.testing.assert_allclose(engine.data.xpos[box], [2.5, 0.5, 0.55], atol=1e-3)  # on the floor (at z 0.5)
+
+
+def test_an_mjcf_robot_with_two_free_bodies_is_refused_naming_file_and_joint(tmp_path):
+    """Which body is the robot's base (its ground truth, what its reset puts back) is ambiguous: refused."""
+    two = tmp_path / "two_free.xml"
+    body = ('<body name="{0}" pos="{1} 0 0.2"><freejoint name="{0}_free"/><geom size="0.1"/><body name="{0}_arm">'
+            '<joint name="{0}_j" axis="0 0 1"/><geom size="0.05" pos="0.1 0 0"/></body></body>')
+    two.write_text(f'<mujoco><worldbody>{body.format("a", 0)}\n{body.format("b", 1)}</worldbody><actuator>'
+                   '<motor joint="a_j"/><motor joint="b_j"/></actuator></mujoco>')
     members = read_robots_file(_file(tmp_path, [{"namespace": "a", "description": ARM},
-                                                {"namespace": "b", "description": str(free)}]))
-    with pytest.raises(RobotModelError, match="free base") as info:
+                                                {"namespace": "b", "description": str(two)}]))
+    with pytest.raises(RobotModelError, match="2 free joints") as info:
         merge_robots(members, load_robot)
-    assert str(free) in str(info.value)
+    assert str(info.value).startswith(f"{two}") and "joint 'b_free'" in str(info.value)
 
 
 def test_one_robot_of_the_group_is_reset_alone(tmp_path):

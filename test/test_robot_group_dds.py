@@ -183,7 +183,11 @@ def _joint1(msg) -> float:
 def test_an_mjcf_robot_and_a_urdf_arm_share_one_simulator(ros, processes, tmp_path):
     """A menagerie-style MJCF robot joins a group beside a URDF arm: its own topic pair in its own joint names, its
     prefixed frames on /tf, its description latched under its namespace; and each robot's ``reset`` under its
-    namespace takes its own names and resets that robot alone, the other arm holding its commanded pose."""
+    namespace takes its own names and resets that robot alone, the other arm holding its commanded pose. A
+    free-based MJCF quadruped beside them: no free joint among its joint states, its trunk on /tf below its placed
+    root and its ground truth on /dog/simulator/base_state, standing on its file's floor at its entry's pose, and
+    its own reset lifts it back to its start pose."""
+    from nav_msgs.msg import Odometry
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from robot_core_interfaces.srv import ResetSimulation
     from sensor_msgs.msg import JointState
@@ -194,12 +198,14 @@ def test_an_mjcf_robot_and_a_urdf_arm_share_one_simulator(ros, processes, tmp_pa
     robots.write_text(yaml.safe_dump({"robots": [
         {"namespace": "arm1", "description": str(REPO / "urdf" / "rc_arm.urdf"), "base_pose": [0.0, -0.6, 0.0]},
         {"namespace": "arm2", "description": str(REPO / "test" / "data" / "mjcf" / "menagerie_style.xml"),
-         "base_pose": [0.0, 0.6, 0.0, 0.0, 0.0, 1.5708]}]}))
+         "base_pose": [0.0, 0.6, 0.0, 0.0, 0.0, 1.5708]},
+        {"namespace": "dog", "description": str(REPO / "test" / "data" / "mjcf" / "free_base_quadruped.xml"),
+         "base_pose": [3.0, 0.0, 0.0]}]}))
     sim = NodeProcess.console_script("simulator", "--ros-args", "-p", f"robots:={robots}")
     processes.append(sim)
     sim.wait_for_output("robot group from", timeout=120)
     node = ros.node("robot_group_mjcf")
-    states: dict[str, list[JointState]] = {"arm1": [], "arm2": []}
+    states: dict[str, list[JointState]] = {"arm1": [], "arm2": [], "dog": []}
     for ns in states:
         node.create_subscription(JointState, f"/{ns}/robot_joint_states", states[ns].append, 10)
     description: list[str] = []
@@ -213,6 +219,15 @@ def test_an_mjcf_robot_and_a_urdf_arm_share_one_simulator(ros, processes, tmp_pa
     assert "joint1" in states["arm1"][-1].name
     wait_for(lambda: {("arm2/link1", "arm2/link2:j2"), ("arm1/base_link", "arm1/link1")} <= frames, 30,
              "both robots' prefixed frames on /tf")
+    assert list(states["dog"][-1].name) == [f"{leg}_{j}" for leg in ("fl", "fr", "hl", "hr") for j in ("hip", "knee")]
+    dog: list[Odometry] = []
+    node.create_subscription(Odometry, "/dog/simulator/base_state", dog.append, 10)
+    wait_for(lambda: ("dog/world", "dog/trunk") in frames, 30, "the quadruped's trunk on /tf")
+    wait_for(lambda: dog and abs(dog[-1].pose.pose.position.z - 0.32) < 0.005, 60,
+             "the quadruped standing on its floor (/dog/simulator/base_state)")
+    truth = dog[-1]
+    assert (truth.header.frame_id, truth.child_frame_id) == ("world", "dog/trunk")
+    assert abs(truth.pose.pose.position.x - 3.0) < 0.005 and abs(truth.pose.pose.position.y) < 0.005
     wait_for(lambda: description, 30, "/arm2/robot_description")
     assert 'name="j1"' in description[0] and "arm2/" not in description[0]
 
@@ -242,3 +257,12 @@ def test_an_mjcf_robot_and_a_urdf_arm_share_one_simulator(ros, processes, tmp_pa
     wait_for(lambda: len(states["arm2"]) > count + 5, 30, "arm2's states after the reset")
     assert abs(position("arm2", "j1")) < 0.02 and abs(position("arm2", "j2") - 0.3) < 0.02
     assert abs(position("arm1", "joint1") - 0.4) < 0.02  # the other robot went on
+
+    reset_dog = node.create_client(ResetSimulation, "/dog/simulator/reset")
+    assert reset_dog.wait_for_service(timeout_sec=30)
+    standing = len(dog)
+    answer = wait_future(reset_dog.call_async(ResetSimulation.Request()), 30)
+    assert answer.success and "robot 'dog' reset" in answer.message, answer.message
+    # back at its start pose (0.45 m up), from which it falls again: every state before the reset was at 0.32 m
+    wait_for(lambda: any(m.pose.pose.position.z > 0.44 for m in dog[standing:]), 30,
+             "the quadruped's trunk back at its start pose after its reset")

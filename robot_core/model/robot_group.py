@@ -57,6 +57,9 @@ class GroupMember:
     joint_commands_topic: str = ""
     controllers: str = ""  # its controllers YAML (robot-core bringup --robots); '' -> the bringup's default
     joints: list[str] = field(default_factory=list)  # its joints, unprefixed, in the member's own order
+    # An MJCF robot with a free base: its free joint and the link it carries, unprefixed ('' for a welded robot).
+    free_joint: str = ""
+    base_link: str = ""
 
     @property
     def prefix(self) -> str:
@@ -137,10 +140,7 @@ def merge_robots(members: Sequence[GroupMember], load: Callable[[str], RobotMode
     for member in members:
         robot = load(member.description)
         if robot.mjcf is not None:
-            if not robot.fixed_base or any(j.type == "floating" for j in robot.joints.values()):
-                raise RobotModelError(f"robot '{member.namespace}': an MJCF robot with a free base cannot join a robot "
-                                      "group yet (its free joint would come along with the file)",
-                                      SourceRef(member.description, None, "freejoint"))
+            member.free_joint, member.base_link = _free_base(member, robot)
             merged.mjcf_members[member.prefix] = robot
         elif not robot.fixed_base:
             warnings.warn(RobotModelWarning(f"{member.description}: robot '{member.namespace}' has a free base; in a "
@@ -159,7 +159,7 @@ def merge_robots(members: Sequence[GroupMember], load: Callable[[str], RobotMode
                 moved.mimic.joint = pre + moved.mimic.joint
             moved.rbc = []
             merged.joints[moved.name] = moved
-            if joint.type != "fixed":
+            if joint.type not in ("fixed", "floating"):  # a free base is no joint of its states and commands
                 member.joints.append(joint.name)
         x, y, z, r, p, yaw = member.base_pose
         merged.joints[pre + "base_joint"] = Joint(pre + "base_joint", "fixed", world_frame, pre + root,
@@ -190,6 +190,21 @@ def merge_robots(members: Sequence[GroupMember], load: Callable[[str], RobotMode
     return RobotGroup(merged, list(members))
 
 
+def _free_base(member: GroupMember, robot: RobotModel) -> tuple[str, str]:
+    """(free joint, base link) of an MJCF robot whose top-level body floats (a menagerie quadruped, humanoid or
+    mobile base), ('', '') for a welded one. The whole file is placed at the entry's base pose, so the free joint
+    starts at its own initial pose composed with it. Refused, naming the file and the joint: a second free joint
+    among the robot's bodies, since which body is the robot's base (its ground truth, its reset) is then
+    ambiguous."""
+    free = [j for j in robot.joints.values() if j.type == "floating"]
+    if len(free) > 1:
+        raise RobotModelError(f"robot '{member.namespace}': the MJCF robot has {len(free)} free joints "
+                              f"({', '.join(j.name for j in free)}); a robot of a group has at most one free base",
+                              SourceRef(member.description, free[1].source.line,
+                                        free[1].source.element or f"joint '{free[1].name}'"))
+    return (free[0].name, free[0].child) if free else ("", "")
+
+
 def _prefixed_sensor(sensor: SensorSpec, member: GroupMember) -> SensorSpec:
     """A Gazebo sensor of one robot in the group: its name, link and frame under the robot's prefix, so its topics
     (``<name>/image_raw`` -> ``arm1/camera/image_raw``, relative: ``/arm1/...`` for a simulator in the root
@@ -210,7 +225,8 @@ def _prefixed_sensor(sensor: SensorSpec, member: GroupMember) -> SensorSpec:
 
 
 def group_summary(group: RobotGroup) -> str:
-    return "; ".join(f"{m.namespace}: {len(m.joints)} joints at {list(m.base_pose)}, states {m.joint_states_topic}, "
+    return "; ".join(f"{m.namespace}: {len(m.joints)} joints at {list(m.base_pose)}"
+                     f"{f' (free base {m.base_link})' if m.free_joint else ''}, states {m.joint_states_topic}, "
                      f"commands {m.joint_commands_topic}" for m in group.members)
 
 

@@ -53,7 +53,8 @@ A robot group (parameter ``robots``) runs in this one node, whose own services t
 namespace: ``/<ns>/robot_description`` (its own description as written, latched, as robot_state_publisher gives
 it) and ``/<ns>/simulator/set_joint_state``, ``/<ns>/simulator/apply_wrench`` and ``/<ns>/simulator/reset`` taking
 its own joint and link names (``joint1``, ``link2``), the names a ``--namespace`` bringup's simulator answers to
-(that reset puts only its robot back; time is the world's). Its cameras and lasers
+(that reset puts only its robot back, a free base included; time is the world's). An MJCF robot with a free base
+gets its ground truth on ``/<ns>/simulator/base_state`` (as ``~/base_state``). Its cameras and lasers
 publish under its namespace (``/<ns>/<sensor>/image_raw``) in its prefixed frames (robot_core.model.robot_group).
 
 A reset sets simulated time back to 0, as Gazebo's reset does; /clock jumps backwards. While paused, clock,
@@ -714,12 +715,13 @@ class SimulatorNode(ReadOnlyReasons, Node):
                            _joint_state_template(joints),
                            self.create_publisher(JointState, m.joint_states_topic, STATE_QOS), sensors,
                            self.create_publisher(DynamicJointState, f"/{m.namespace}/robot_sensor_states", STATE_QOS)
-                           if sensors else None)
+                           if sensors else None, m.prefix + m.free_joint if m.free_joint else "",
+                           m.prefix + m.base_link if m.free_joint else "")
             members.append(io)
             self.create_subscription(JointState, m.joint_commands_topic,
                                      lambda msg, io=io, topic=m.joint_commands_topic: self._on_member_command(
                                          io, topic, msg), COMMAND_QOS)
-            self._make_member_services(m.namespace, m.prefix, joints)
+            self._make_member_services(m.namespace, m.prefix, joints, io.free_joint)
             if self.params["publish_robot_description"]:
                 robot = loaded[m.description]
                 pub = self.create_publisher(String, f"/{m.namespace}/robot_description", LATCHED_QOS)
@@ -856,9 +858,10 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self.create_service(ApplyWrench, "~/apply_wrench", self._srv_apply_wrench)
         self._make_world_services()
 
-    def _make_member_services(self, namespace: str, prefix: str, joints: list[str]) -> None:
+    def _make_member_services(self, namespace: str, prefix: str, joints: list[str], free_joint: str = "") -> None:
         """One robot of a group: set_joint_state, apply_wrench and reset under its namespace, in its own names
-        (what ``--namespace``'s simulator answers to)."""
+        (what ``--namespace``'s simulator answers to); ``free_joint``: its free base (prefixed), which its reset
+        puts back too."""
         from robot_core_interfaces.srv import ApplyWrench, ResetSimulation, SetJointState
 
         base = f"/{namespace}/{self.get_name()}"
@@ -867,12 +870,13 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self.create_service(ApplyWrench, f"{base}/apply_wrench",
                             lambda req, res: self._srv_apply_wrench(req, res, prefix))
         self.create_service(ResetSimulation, f"{base}/reset",
-                            lambda req, res: self._srv_member_reset(req, res, namespace, prefix, joints))
+                            lambda req, res: self._srv_member_reset(req, res, namespace, prefix, joints, free_joint))
 
-    def _srv_member_reset(self, request: Any, response: Any, namespace: str, prefix: str, joints: list[str]) -> Any:
+    def _srv_member_reset(self, request: Any, response: Any, namespace: str, prefix: str, joints: list[str],
+                          free_joint: str = "") -> Any:
         """One robot of a group back to its initial positions (or a keyframe's for its joints), at rest, the given
-        joints (its own names) overriding them; time, the other robots and the world's objects go on (the world's
-        ``~/reset`` takes them all back to t = 0)."""
+        joints (its own names) overriding them, and a free base to its start pose at rest; time, the other robots
+        and the world's objects go on (the world's ``~/reset`` takes them all back to t = 0)."""
         names = [prefix + n for n in request.joint_names]
         positions, keyframe = list(request.positions), str(request.keyframe)
 
@@ -886,7 +890,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
                     raise ValueError(f"reset: unknown keyframe '{keyframe}' (keyframes: {sorted(known) or 'none'})")
                 start = {n: v for n, v in known[keyframe].joints.items() if n.startswith(prefix)}
             mine = [prefix + j for j in joints]
-            self.engine.reset_joints(mine, {**start, **dict(zip(names, positions, strict=True))})
+            self.engine.reset_joints(mine, {**start, **dict(zip(names, positions, strict=True))},
+                                     [free_joint] if free_joint else [])
             self._after_jump()
             source = f"keyframe '{keyframe}'" if keyframe else "its initial positions"
             given = f" with {', '.join(request.joint_names)} set" if names else ""
@@ -1019,6 +1024,11 @@ class SimulatorNode(ReadOnlyReasons, Node):
         if not engine.fixed_base:
             self._world_topics.publish_base(self._frames(engine.robot.root_link), engine.base_pose(),
                                             engine.base_velocity(), stamp)
+        for io in self._members:  # a group's free-based robots: each its own ground truth, as a floating base's
+            if io.free_joint:
+                pose, twist = engine.floating_state(io.free_joint)
+                self._world_topics.publish_base(io.base_link, pose, twist, stamp,
+                                                f"/{io.namespace}/{self.get_name()}/base_state")
 
     def _publish_contacts(self) -> None:
         stamp = Time(sec=self._stamp_sec, nanosec=self._stamp_nanosec)
@@ -1069,6 +1079,8 @@ class _MemberIo:
     states_pub: Any
     sensors: list[tuple[str, list[str]]]
     sensor_pub: Any
+    free_joint: str = ""  # its free base (an MJCF robot's free joint, prefixed), '' when welded
+    base_link: str = ""  # the link that free joint carries (prefixed: its tf frame)
     last_command: float = field(default_factory=time.monotonic)  # wall time of its last accepted command
     tripped: bool = False  # its watchdog stopped it since that command
 

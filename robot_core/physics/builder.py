@@ -666,9 +666,10 @@ def prepare_spec(robot: RobotModel, *, fixed_base: bool | None = None, timestep:
 
 def _prepare_group_spec(robot: RobotModel, **options: Any) -> PreparedSpec:
     """A robot group with MJCF robots (``robot.mjcf_members``): the URDF robots and each MJCF robot's root link
-    (welded at its base pose) built as above, then each MJCF robot's own file attached below that link under its
-    prefix (:func:`robot_core.physics.mjcf_spec.attach_mjcf_member`). A member whose file cannot be used as
-    written (:func:`prepare_mjcf_spec` warned) is built from its links and joints like a URDF robot."""
+    (welded at its base pose) built as above, then each MJCF robot's own file attached at that pose under its
+    prefix (:func:`robot_core.physics.mjcf_spec.attach_mjcf_member`; a free base stays free). A member whose file
+    cannot be used as written (:func:`prepare_mjcf_spec` warned) is built from its links and joints like a URDF
+    robot."""
     children = {prefix: prepare_mjcf_spec(member, options["timestep"])
                 for prefix, member in robot.mjcf_members.items()}
     attached = {prefix: child for prefix, child in children.items() if child is not None}
@@ -681,9 +682,25 @@ def _prepare_group_spec(robot: RobotModel, **options: Any) -> PreparedSpec:
     prepared = prepare_spec(rest, **options)
     frames: dict[str, tuple[str, np.ndarray]] = {}
     for prefix, child in attached.items():
-        frames.update(attach_mjcf_member(prepared.spec, prefix, robot.mjcf_members[prefix], child))
+        member = robot.mjcf_members[prefix]
+        frames.update(attach_mjcf_member(prepared.spec, prefix, member, child,
+                                         _welded_pose(robot, prefix + member.root_link)))
     prepared.link_frames = frames
     return prepared
+
+
+def _welded_pose(robot: RobotModel, link: str) -> np.ndarray:
+    """World pose (4x4) of a link hanging from the root by fixed joints (an MJCF robot's root link in a group)."""
+    parent_joint = {j.child: j for j in robot.joints.values()}
+    pose = np.eye(4)
+    while link in parent_joint:
+        joint = parent_joint[link]
+        if joint.type != "fixed":
+            raise RobotModelError(f"robot group: link '{link}' hangs from a {joint.type} joint '{joint.name}', "
+                                  "an MJCF robot's root link must be welded", joint.source)
+        pose = joint.origin.matrix() @ pose
+        link = joint.parent
+    return pose
 
 
 def build_spec(robot: RobotModel, *, fixed_base: bool | None = None, timestep: float = 0.001,

@@ -49,7 +49,7 @@ from robot_core.physics.actuation import (
     joint_coordinates,
     joint_inertia,
 )
-from robot_core.physics.builder import BuiltModel, PreparedSpec, compile_spec, index_model, prepare_spec
+from robot_core.physics.builder import BuiltModel, JointIndex, PreparedSpec, compile_spec, index_model, prepare_spec
 from robot_core.physics.gil_step import GilHoldingStep
 from robot_core.physics.mjcf_spec import mjcf_gains
 from robot_core.physics.sensors import SensorReadout, add_sensors, robot_sensors
@@ -342,9 +342,11 @@ class PhysicsEngine:
         self._bad_qacc_stat = self._data.warning[mujoco.mjtWarning.mjWARN_BADQACC]  # a live view
         self._bad_qacc = self._bad_qacc_stat.number
 
-    def reset_joints(self, joints: Sequence[str], positions: Mapping[str, float] | None = None) -> None:
+    def reset_joints(self, joints: Sequence[str], positions: Mapping[str, float] | None = None,
+                     free_joints: Sequence[str] = ()) -> None:
         """Only ``joints`` (one robot of a group) back to their initial positions (updated by ``positions``), at
         rest and holding that pose; time and the other joints go on (one world has one time, see :meth:`reset`).
+        ``free_joints``: that robot's free base (a floating joint), back to its initial pose at rest too.
         A name of ``positions`` outside ``joints`` is refused before anything changes."""
         wanted = list(dict.fromkeys(joints))
         outside = sorted(set(positions or {}) - set(wanted))
@@ -354,11 +356,36 @@ class PhysicsEngine:
         unknown = [n for n in wanted if n not in self._joint_index]
         if unknown:
             raise CommandError(f"reset: robot '{self.robot.name}' has no joint coordinate '{clip(unknown[0])}'")
+        free = [self._floating(n, "reset") for n in dict.fromkeys(free_joints)]
         q = {n: float(self._initial[self._joint_index[n]]) for n in wanted if self._coordinates[n].mimic is None}
         q.update(positions or {})
         self._validate_state(q, "reset")  # before anything changes
         self.stop_motion_commands(wanted)  # velocity and effort commands of these joints stop
+        d, qpos0 = self._data, self._model.qpos0
+        for index in free:  # its initial pose: the compiled model's (the file's pose composed with the placement)
+            d.qpos[index.qpos_adr:index.qpos_adr + index.nq] = qpos0[index.qpos_adr:index.qpos_adr + index.nq]
+            d.qvel[index.dof_adr:index.dof_adr + index.nv] = 0.0
+            d.qacc_warmstart[index.dof_adr:index.dof_adr + index.nv] = 0.0
         self.set_joint_state(q, dict.fromkeys(wanted, 0.0))
+
+    def floating_state(self, joint: str) -> tuple[np.ndarray, np.ndarray]:
+        """Ground truth of the link a floating joint carries (a free-based robot of a group): its pose
+        (x, y, z, qw, qx, qy, qz) in the world and its twist (vx, vy, vz, wx, wy, wz) in its own frame, as
+        :meth:`base_pose` and :meth:`base_velocity` give a floating base's."""
+        child = self.robot.joints[self._floating(joint, "floating_state").name].child
+        pose = self.link_pose(child)
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, np.ascontiguousarray(pose[:3, :3]).reshape(9))
+        velocity = np.zeros(6)  # (angular, linear) at the body's origin, in its own frame
+        mujoco.mj_objectVelocity(self._model, self._data, mujoco.mjtObj.mjOBJ_BODY,
+                                 self.built.links[child].body_id, velocity, 1)
+        return np.concatenate([pose[:3, 3], quat]), np.concatenate([velocity[3:], velocity[:3]])
+
+    def _floating(self, name: str, what: str) -> JointIndex:
+        joint = self.robot.joints.get(name)
+        if joint is None or joint.type != "floating" or name not in self.built.joints:
+            raise CommandError(f"{what}: robot '{self.robot.name}' has no floating joint '{clip(name)}'")
+        return self.built.joints[name]
 
     def step(self, n: int = 1) -> None:
         """Advance ``n`` physics steps with the current commands."""

@@ -265,17 +265,21 @@ def _option_fields(option: object) -> list[str]:
     return [a for a in dir(option) if not a.startswith("_") and not callable(getattr(option, a))]
 
 
-def attach_mjcf_member(spec: mujoco.MjSpec, prefix: str, member: RobotModel,
-                       child: mujoco.MjSpec) -> dict[str, tuple[str, np.ndarray]]:
+def attach_mjcf_member(spec: mujoco.MjSpec, prefix: str, member: RobotModel, child: mujoco.MjSpec,
+                       pose: np.ndarray) -> dict[str, tuple[str, np.ndarray]]:
     """Attach an MJCF robot of a robot group (``child``: its :func:`prepare_mjcf_spec`) as written, every name
-    under ``prefix``, to the body of its prefixed root link in ``spec`` (the group's world, where the builder
-    welded that link at the base pose); returns the member's link frames under their prefixed names.
+    under ``prefix``, at ``pose`` (4x4 in the world: the base pose where the builder welded its prefixed root
+    link); returns the member's link frames under their prefixed names.
+
+    The file goes into a frame of the world body, not into the root link's body: MuJoCo allows a free joint on a
+    top-level body only, so a free base (a menagerie quadruped) and the free props of the file's scenery stay
+    free, their initial poses composed with ``pose``; the file's welded bodies end up exactly where they would
+    below the root link.
 
     One world has one set of ``<option>``s: the group's (the builder's) win, and a member whose file sets others
     is warned about, naming them (MuJoCo would only keep the parent's with a warning of its own)."""
     root = prefix + member.root_link
-    body = spec.body(root)
-    if body is None:
+    if spec.body(root) is None:
         raise RobotModelError(f"robot group: the root link '{root}' of the MJCF robot is not in the world",
                               SourceRef(member.source_file))
     differ = []
@@ -288,6 +292,9 @@ def attach_mjcf_member(spec: mujoco.MjSpec, prefix: str, member: RobotModel,
         _warn(member, f"<option> {', '.join(differ)}: one world has one set of options, the robot group's are "
                       "used (a robot of a group keeps its bodies, joints, actuators' gains, contacts, equalities "
                       "and sensors as written)")
-    spec.attach(child, prefix=prefix, frame=body.add_frame())
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, np.ascontiguousarray(pose[:3, :3], dtype=float).reshape(9))
+    spec.attach(child, prefix=prefix, frame=spec.worldbody.add_frame(pos=np.asarray(pose[:3, 3], dtype=float),
+                                                                     quat=quat))
     return {prefix + link: (root if mj_body == "world" else prefix + mj_body, offset)
             for link, (mj_body, offset) in link_frames(member).items()}

@@ -82,7 +82,7 @@ class WorldTopics:
         self._tf_pub = tf_pub
         self._pub = node.create_publisher(ObjectStates, "~/object_states", STATE_QOS)
         self._node = node
-        self._base_pub: Any = None
+        self._base_pubs: dict[str, Any] = {}
         self._markers_pub: Any = None
 
     def publish_markers(self, world: WorldSim, stamp: Time) -> None:
@@ -104,14 +104,17 @@ class WorldTopics:
             self._markers_pub = self._node.create_publisher(MarkerArray, "~/world_markers", MARKERS_QOS)
         self._markers_pub.publish(world_markers_message(shapes, stamp))
 
-    def publish_base(self, child_frame: str, pose: Sequence[float], twist: Sequence[float], stamp: Time) -> None:
-        """A floating base's ground truth on ``~/base_state`` (nav_msgs/Odometry: world_frame -> the robot's root
+    def publish_base(self, child_frame: str, pose: Sequence[float], twist: Sequence[float], stamp: Time,
+                     topic: str = "~/base_state") -> None:
+        """A floating base's ground truth on ``topic`` (nav_msgs/Odometry: world_frame -> the robot's root
         link; ``pose`` x y z qw qx qy qz in the world, ``twist`` vx vy vz wx wy wz in the base's own frame).
-        The publisher is made on first use: a fixed-base robot has no such topic."""
+        The publisher is made on first use: a fixed-base robot has no such topic. A robot group's free-based
+        robot has its own (``/<ns>/simulator/base_state``)."""
         from nav_msgs.msg import Odometry
 
-        if self._base_pub is None:
-            self._base_pub = self._node.create_publisher(Odometry, "~/base_state", STATE_QOS)
+        pub = self._base_pubs.get(topic)
+        if pub is None:
+            pub = self._base_pubs[topic] = self._node.create_publisher(Odometry, topic, STATE_QOS)
         msg = Odometry()
         msg.header.stamp, msg.header.frame_id, msg.child_frame_id = stamp, self.world_frame, child_frame
         p, o = msg.pose.pose.position, msg.pose.pose.orientation
@@ -120,7 +123,7 @@ class WorldTopics:
         lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
         lin.x, lin.y, lin.z = (float(v) for v in twist[:3])
         ang.x, ang.y, ang.z = (float(v) for v in twist[3:6])
-        self._base_pub.publish(msg)
+        pub.publish(msg)
 
     def publish_objects(self, states: Sequence[ObjectState], stamp: Time) -> None:
         """Free objects' poses and twists (nothing for a world without free objects)."""
