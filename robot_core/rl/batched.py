@@ -39,6 +39,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from mujoco.batch import Batch
 
+from robot_core.rl.divergence import DIVERGENCE_WARNINGS, counters_clear, describe, log
 from robot_core.rl.task_env import STATE_SPEC, state_qpos_qvel
 
 
@@ -77,7 +78,13 @@ class BatchedEnv(VectorEnv):
         self._scratch = mujoco.MjData(m)
         self._rngs = [np.random.default_rng(i) for i in range(self.num_envs)]
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
-        self._needs_reset = np.zeros(self.num_envs, dtype=bool)
+        self._needs_reset = np.zeros(self.num_envs, dtype=bool)  # replaced each step, never written in place
+        # Divergence (robot_core.rl.divergence): each row's counters, a live view, zeroed when its episode starts.
+        self._divergence = self._batch.warning[:, DIVERGENCE_WARNINGS, 1]
+        self._no_divergence = bytes(self._divergence.nbytes)
+        self._not_diverged = np.zeros(self.num_envs, dtype=bool)
+        self._not_diverged.flags.writeable = False  # shared by every step's info without a divergence
+        self._last: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]] | None = None  # last step's results
         self._setup_task()
 
     # ------------------------------------------------------------------ VectorEnv API
@@ -88,13 +95,16 @@ class BatchedEnv(VectorEnv):
         for i, s in enumerate(seeds):
             if s is not None:
                 self._rngs[i], _ = gym.utils.seeding.np_random(s)
-        self._reset_envs(np.ones(self.num_envs, dtype=bool))
-        obs, _reward, _terminated, info = self._evaluate()
-        return self._observations(obs), info
+        self._needs_reset = np.zeros(self.num_envs, dtype=bool)
+        self._start_episodes(np.ones(self.num_envs, dtype=bool))
+        obs, reward, _terminated, info = self._evaluate()
+        observations = self._observations(obs)
+        self._last = (observations, reward, info)
+        return observations, info
 
     def step(self, actions):
         actions = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, -1)
-        resetting = self._needs_reset.copy()
+        resetting = self._needs_reset  # (a new array is made for the next step below: no copy needed)
         self._write_controls(actions)
         self._warmstart[:] = 0.0  # the solver starts cold each env step, as the single env's step() does
         self._batch.step(nstep=self.env.frame_skip)
@@ -103,7 +113,7 @@ class BatchedEnv(VectorEnv):
         self._steps += 1
         any_reset = bool(resetting.any())
         if any_reset:  # (their step counts restart at 0: the reset step is not a step of the new episode)
-            self._reset_envs(resetting)
+            self._start_episodes(resetting)
         obs, reward, terminated, info = self._evaluate()
         truncated = (np.zeros(self.num_envs, dtype=bool) if self.max_episode_steps is None
                      else self._steps >= self.max_episode_steps)
@@ -111,9 +121,15 @@ class BatchedEnv(VectorEnv):
             reward[resetting] = 0.0
             terminated[resetting] = False
             truncated[resetting] = False
+        observations = self._observations(obs)
+        # Rows that diverged in this step (the resetting ones were zeroed by _start_episodes): rare, so the
+        # common step pays one bytes comparison.
+        diverged = (self._not_diverged if counters_clear(self._divergence, self._no_divergence)
+                    else self._diverged(observations, reward, terminated, truncated, info))
+        info["diverged"] = diverged
         self._needs_reset = terminated | truncated
-        return self._observations(obs), reward, terminated, truncated, info
-
+        self._last = (observations, reward, info)
+        return observations, reward, terminated, truncated, info
     def render(self) -> tuple[np.ndarray, ...] | None:
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' to the env")
@@ -122,6 +138,36 @@ class BatchedEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         self.env.close()
+
+    def _start_episodes(self, which: np.ndarray) -> None:
+        """New episodes for the envs of mask ``which``: the task's reset, then the bookkeeping of every task."""
+        idx = np.flatnonzero(which)
+        self._reset_envs(idx)
+        self._steps[idx] = 0
+        self._batch.warning[idx] = 0  # as mj_resetData leaves a single env's counters
+
+    def _diverged(self, observations: np.ndarray, reward: np.ndarray, terminated: np.ndarray,
+                  truncated: np.ndarray, info: dict[str, np.ndarray]) -> np.ndarray:
+        """Envs whose physics diverged in this step (MuJoCo reset their rows): their episodes end truncated and
+        report the last good observation, reward and info, in place; one warning each. The per-env Python
+        runs for those envs only (:mod:`robot_core.rl.divergence`)."""
+        numbers = self._divergence
+        diverged = numbers.any(axis=1)
+        idx = np.flatnonzero(diverged)
+        lastinfo = self._batch.warning[:, DIVERGENCE_WARNINGS, 0]
+        last_obs, last_reward, last_info = self._last
+        for i in idx:
+            log.warning("%s env %d: the simulation diverged (%s) in step %d of its episode; MuJoCo reset its "
+                        "state, the episode ends truncated with info['diverged'][%d]", type(self).__name__, i,
+                        describe(numbers[i], lastinfo[i]), self._steps[i], i)
+        observations[idx] = last_obs[idx]
+        reward[idx] = last_reward[idx]
+        for key, values in info.items():
+            if key in last_info:
+                values[idx] = last_info[key][idx]
+        terminated[idx] = False
+        truncated[idx] = True
+        return diverged
 
     # ------------------------------------------------------------- the task (TaskEnv; BatchedReachEnv replaces these)
     def _batch_model(self) -> mujoco.MjModel:
@@ -143,11 +189,10 @@ class BatchedEnv(VectorEnv):
         """The batch of actions -> ``self._control``, the rows' ``ctrl`` (held for the ``frame_skip`` steps)."""
         self._control[:] = self.env.controls(actions)
 
-    def _reset_envs(self, which: np.ndarray) -> None:
-        """Reset the envs of mask ``which`` as the single env's ``reset`` does, on the batch arrays: the only
-        per-env Python left is the task's draw from that env's own generator (what keeps env i seeded with
-        s equal to a single env seeded with s + i)."""
-        idx = np.flatnonzero(which)
+    def _reset_envs(self, idx: np.ndarray) -> None:
+        """Reset the envs ``idx`` as the single env's ``reset`` does, on the batch arrays: the only per-env
+        Python left is the task's draw from that env's own generator (what keeps env i seeded with s equal to
+        a single env seeded with s + i)."""
         if idx.size == 0:
             return
         fresh = np.repeat(self._initial_state[None], idx.size, axis=0)
@@ -162,8 +207,6 @@ class BatchedEnv(VectorEnv):
             self._batch.forward(idx)
             self.sensordata[idx] = self._sensor_out[idx]
         self._start[idx] = self.env.record_start(qpos, self.sensordata[idx])
-        self._steps[idx] = 0
-        self._needs_reset[idx] = False
 
     def _evaluate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """Observations (state vectors), rewards, terminated and the info dict of the batch's current states."""

@@ -71,12 +71,13 @@ class BatchedReachEnv(BatchedEnv):
         if self._bias is not None:
             self._bias[:, self._columns, 0] = bias
 
-    def _reset_envs(self, which: np.ndarray) -> None:
-        """Each env of mask ``which`` starts an episode drawn by the single env's code from its own generator;
-        the engine's reset state, sensors and target are copied into the batch."""
-        idx = np.flatnonzero(which)
+    def _reset_envs(self, idx: np.ndarray) -> None:
+        """Each env of ``idx`` starts an episode drawn by the single env's code from its own generator; the
+        engine's reset state, sensors and target are copied into the batch, and the zero action's controls
+        (a diverged row's were zeroed by MuJoCo's reset, the holding joints' targets with them)."""
         if idx.size == 0:
             return
+        self._control[idx] = self._ctrl_row
         env = self.env
         m, d = env.engine.model, env.engine.data
         for i in idx:
@@ -84,8 +85,6 @@ class BatchedReachEnv(BatchedEnv):
             mujoco.mj_getState(m, d, self.states[i], STATE_SPEC)
             self.sensordata[i] = d.sensordata
             self._targets[i] = env.target
-        self._steps[idx] = 0
-        self._needs_reset[idx] = False
 
     def _evaluate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         qpos, qvel = state_qpos_qvel(self.states, self._nq, self._nv)
