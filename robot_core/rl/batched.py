@@ -71,6 +71,7 @@ class BatchedEnv(VectorEnv):
                              "(its physics state must lead the batch's state rows)")
         # The batch's rows hold time, qpos, qvel, act, history first (STATE_SPEC's layout), then the inputs.
         self.states = self._batch.state[:, :nstate]
+        self._qpos, self._qvel = state_qpos_qvel(self.states, self._nq, self._nv)  # views, made once
         self._control = self._batch.bind("ctrl")
         self._warmstart = self._batch.bind("qacc_warmstart")
         self.sensordata = np.zeros((self.num_envs, m.nsensordata))
@@ -111,16 +112,15 @@ class BatchedEnv(VectorEnv):
         if self._sensor_out is not None:  # (sensors of the last physics step's start, as mj_step leaves them)
             self.sensordata[:] = self._sensor_out
         self._steps += 1
-        any_reset = bool(resetting.any())
-        if any_reset:  # (their step counts restart at 0: the reset step is not a step of the new episode)
-            self._start_episodes(resetting)
+        # (the reset envs' step counts restart at 0: the reset step is not a step of the new episode)
+        reset = self._start_episodes(resetting) if resetting.any() else None
         obs, reward, terminated, info = self._evaluate()
         truncated = (np.zeros(self.num_envs, dtype=bool) if self.max_episode_steps is None
                      else self._steps >= self.max_episode_steps)
-        if any_reset:
-            reward[resetting] = 0.0
-            terminated[resetting] = False
-            truncated[resetting] = False
+        if reset is not None:
+            reward[reset] = 0.0
+            terminated[reset] = False
+            truncated[reset] = False
         observations = self._observations(obs)
         # Rows that diverged in this step (the resetting ones were zeroed by _start_episodes): rare, so the
         # common step pays one bytes comparison.
@@ -130,6 +130,7 @@ class BatchedEnv(VectorEnv):
         self._needs_reset = terminated | truncated
         self._last = (observations, reward, info)
         return observations, reward, terminated, truncated, info
+
     def render(self) -> tuple[np.ndarray, ...] | None:
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' to the env")
@@ -139,12 +140,14 @@ class BatchedEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         self.env.close()
 
-    def _start_episodes(self, which: np.ndarray) -> None:
-        """New episodes for the envs of mask ``which``: the task's reset, then the bookkeeping of every task."""
+    def _start_episodes(self, which: np.ndarray) -> np.ndarray:
+        """New episodes for the envs of mask ``which``: the task's reset, then the bookkeeping of every task;
+        returns their indices."""
         idx = np.flatnonzero(which)
         self._reset_envs(idx)
         self._steps[idx] = 0
         self._batch.warning[idx] = 0  # as mj_resetData leaves a single env's counters
+        return idx
 
     def _diverged(self, observations: np.ndarray, reward: np.ndarray, terminated: np.ndarray,
                   truncated: np.ndarray, info: dict[str, np.ndarray]) -> np.ndarray:
@@ -178,6 +181,8 @@ class BatchedEnv(VectorEnv):
         """What the task needs beyond the batch arrays; called at the end of ``__init__``."""
         m = self.model
         self._start = np.zeros((self.num_envs, self.env.start_size()))
+        # Each env's qpos and qvel in its state row, as views made once: a reset draws straight into them.
+        self._qpos_rows, self._qvel_rows = list(self._qpos), list(self._qvel)
         # Autoreset without a MuJoCo call per env: the state mj_resetData gives, as a template row; the sensors
         # of the reset states come from the batch's mj_forward of those rows (``_reset_envs``).
         scratch = self._scratch
@@ -195,23 +200,22 @@ class BatchedEnv(VectorEnv):
         a single env seeded with s + i)."""
         if idx.size == 0:
             return
-        fresh = np.repeat(self._initial_state[None], idx.size, axis=0)
-        qpos, qvel = state_qpos_qvel(fresh, self._nq, self._nv)  # views: the draws land in ``fresh``
-        for row, i in enumerate(idx):
-            self.env.reset_state(self._rngs[i], qpos[row], qvel[row])
-        self.states[idx] = fresh
+        self.states[idx] = self._initial_state
+        reset_state, rngs, qpos, qvel = self.env.reset_state, self._rngs, self._qpos_rows, self._qvel_rows
+        for i in idx.tolist():
+            reset_state(rngs[i], qpos[i], qvel[i])
         if self._sensor_out is not None:
             # The single env's reset: mj_resetData (ctrl and warm start zero), then mj_forward for the sensors.
             self._control[idx] = 0.0
             self._warmstart[idx] = 0.0
             self._batch.forward(idx)
             self.sensordata[idx] = self._sensor_out[idx]
-        self._start[idx] = self.env.record_start(qpos, self.sensordata[idx])
+        if self._start.shape[1]:
+            self._start[idx] = self.env.record_start(self.states[idx, 1:1 + self._nq], self.sensordata[idx])
 
     def _evaluate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """Observations (state vectors), rewards, terminated and the info dict of the batch's current states."""
-        qpos, qvel = state_qpos_qvel(self.states, self._nq, self._nv)
-        obs, reward, terminated, success = self.env.evaluate(qpos, qvel, self.sensordata, self._start)
+        obs, reward, terminated, success = self.env.evaluate(self._qpos, self._qvel, self.sensordata, self._start)
         return obs, reward, terminated, {"is_success": success}
 
     def _observations(self, state_obs: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ import numpy as np
 
 from robot_core.rl.batched import BatchedEnv
 from robot_core.rl.reach_env import ReachEnv
-from robot_core.rl.task_env import STATE_SPEC, state_qpos_qvel
+from robot_core.rl.task_env import STATE_SPEC
 
 
 class BatchedReachEnv(BatchedEnv):
@@ -87,8 +87,7 @@ class BatchedReachEnv(BatchedEnv):
             self._targets[i] = env.target
 
     def _evaluate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        qpos, qvel = state_qpos_qvel(self.states, self._nq, self._nv)
-        obs, reward, success, distance = self.env.evaluate(qpos, qvel, self.sensordata, self._targets)
+        obs, reward, success, distance = self.env.evaluate(self._qpos, self._qvel, self.sensordata, self._targets)
         return obs, reward, success.copy(), {"distance": distance, "is_success": success}
 
     def _observations(self, state_obs: np.ndarray) -> np.ndarray:
