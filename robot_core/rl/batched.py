@@ -158,7 +158,7 @@ class BatchedEnv(VectorEnv):
         diverged = numbers.any(axis=1)
         idx = np.flatnonzero(diverged)
         lastinfo = self._batch.warning[:, DIVERGENCE_WARNINGS, 0]
-        last_obs, last_reward, last_info = self._last
+        last_obs, last_reward, last_info = self._last or (observations, reward, info)  # (stepped before reset())
         for i in idx:
             log.warning("%s env %d: the simulation diverged (%s) in step %d of its episode; MuJoCo reset its "
                         "state, the episode ends truncated with info['diverged'][%d]", type(self).__name__, i,
