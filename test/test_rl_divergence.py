@@ -11,8 +11,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import robot_core.rl
 from robot_core.rl import CARTPOLE_ID, PUSHING_ROBOT_ID, REACH_ID
+from robot_core.rl.divergence import describe
 
 N, SEED, FAULT_STEP, BAD_ENV = 4, 30, 6, 2
 
@@ -62,7 +62,7 @@ def test_batched_divergence_ends_only_that_env(env_id, bad_value, caplog):
             assert np.array_equal(obs[BAD_ENV], last[BAD_ENV])  # its last good observation
             records = [r for r in caplog.records if "diverged" in r.getMessage()]
             assert len(records) == 1 and f"env {BAD_ENV}:" in records[0].getMessage(), caplog.text
-            assert "velocity at dof 0" in records[0].getMessage()
+            assert "velocity at dof 0, joint '" in records[0].getMessage()
         elif step == FAULT_STEP + 1:  # the autoreset: a fresh start from its own generator
             assert not info["diverged"].any() and reward[BAD_ENV] == 0.0
             assert np.array_equal(obs[BAD_ENV], fresh_obs)
@@ -126,5 +126,11 @@ def test_gymnasium_sync_vector_reports_it_per_env():
     vec.close()
 
 
-def test_ids_still_registered():
-    assert CARTPOLE_ID in robot_core.rl.ENVIRONMENTS or CARTPOLE_ID in gym.registry
+def test_the_warning_names_the_joint():
+    model = gym.make(CARTPOLE_ID).unwrapped.model  # slider (qpos 0, dof 0), hinge (qpos 1, dof 1)
+    assert describe(np.array([1, 0, 0]), np.array([1, 0, 0]), model) == (
+        "non-finite or huge position at qpos index 1, joint 'hinge'")
+    assert describe(np.array([0, 2, 1]), np.array([0, 0, 1]), model) == (
+        "non-finite or huge velocity at dof 0, joint 'slider'; non-finite or huge acceleration at dof 1, "
+        "joint 'hinge'")
+    assert describe(np.zeros(3), np.zeros(3)) == "no divergence counter set"

@@ -162,7 +162,7 @@ class BatchedEnv(VectorEnv):
         for i in idx:
             log.warning("%s env %d: the simulation diverged (%s) in step %d of its episode; MuJoCo reset its "
                         "state, the episode ends truncated with info['diverged'][%d]", type(self).__name__, i,
-                        describe(numbers[i], lastinfo[i]), self._steps[i], i)
+                        describe(numbers[i], lastinfo[i], self.model), self._steps[i], i)
         observations[idx] = last_obs[idx]
         reward[idx] = last_reward[idx]
         for key, values in info.items():

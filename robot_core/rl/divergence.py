@@ -39,8 +39,25 @@ def counters_clear(counts: np.ndarray, zeros: bytes) -> bool:
     return counts.tobytes() == zeros
 
 
-def describe(numbers: np.ndarray, lastinfo: np.ndarray) -> str:
-    """What MuJoCo found, from one env's three counters and their ``lastinfo`` (the dof or coordinate)."""
-    parts = [f"non-finite or huge {kind} at {'qpos index' if kind == 'position' else 'dof'} {int(info)}"
-             for kind, n, info in zip(_KINDS, numbers, lastinfo, strict=True) if n]
+def describe(numbers: np.ndarray, lastinfo: np.ndarray, model: mujoco.MjModel | None = None) -> str:
+    """What MuJoCo found, from one env's three counters and their ``lastinfo`` (the qpos index or dof), with the
+    joint it belongs to when ``model`` is given."""
+    parts = []
+    for kind, n, info in zip(_KINDS, numbers, lastinfo, strict=True):
+        if n:
+            where = f"{'qpos index' if kind == 'position' else 'dof'} {int(info)}"
+            joint = _joint_name(model, kind, int(info)) if model is not None else ""
+            parts.append(f"non-finite or huge {kind} at {where}" + (f", joint '{joint}'" if joint else ""))
     return "; ".join(parts) or "no divergence counter set"
+
+
+def _joint_name(model: mujoco.MjModel, kind: str, index: int) -> str:
+    if kind == "position":
+        if not 0 <= index < model.nq or model.njnt == 0:
+            return ""
+        joint = int(np.searchsorted(model.jnt_qposadr, index, side="right")) - 1
+    else:
+        if not 0 <= index < model.nv:
+            return ""
+        joint = int(model.dof_jntid[index])
+    return model.joint(joint).name if joint >= 0 else ""

@@ -117,10 +117,10 @@ class RobotEnv(gym.Env):
         except PhysicsDivergedError as exc:  # a huge acceleration: the engine was reset to its initial state
             return self._diverged(str(exc))
         if not counters_clear(self._divergence, self._no_divergence):  # a bad position or velocity, which
-            d = self.engine.data  # MuJoCo reset on its own (the engine watches the acceleration only)
-            return self._diverged(f"simulation of '{self.robot.name}' diverged ("
-                                  f"{describe(self._divergence, d.warning.lastinfo[DIVERGENCE_WARNINGS])}); "
-                                  f"MuJoCo reset its state")
+            # (MuJoCo reset it on its own: the engine watches the acceleration only)
+            found = describe(self._divergence, self.engine.data.warning.lastinfo[DIVERGENCE_WARNINGS],
+                             self.engine.model)
+            return self._diverged(f"simulation of '{self.robot.name}' diverged ({found}); MuJoCo reset its state")
         obs, reward, terminated, truncated, info = self._observe()
         info["diverged"] = False
         self._last = (obs, reward, info)

@@ -191,7 +191,7 @@ class TaskEnv(gym.Env):
         d = self.data
         log.warning("%s: the simulation diverged (%s) at t=%.4f s; MuJoCo reset its state, the episode ends "
                     "truncated with info['diverged']", type(self).__name__,
-                    describe(self._divergence, d.warning.lastinfo[DIVERGENCE_WARNINGS]), d.time)
+                    describe(self._divergence, d.warning.lastinfo[DIVERGENCE_WARNINGS], self.model), d.time)
         self._divergence[:] = 0  # reported: a step on without reset() is not reported again
         if self._last is None:  # (stepped before any reset: the state MuJoCo reset to is all there is)
             obs, reward, _terminated, success = self.evaluate(*self._views, self.start)
