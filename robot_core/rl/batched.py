@@ -39,6 +39,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from mujoco.batch import Batch
 
+from robot_core.rl.divergence import DIVERGENCE_WARNINGS, counters_clear, describe, log
 from robot_core.rl.task_env import STATE_SPEC, state_qpos_qvel
 
 
@@ -70,6 +71,7 @@ class BatchedEnv(VectorEnv):
                              "(its physics state must lead the batch's state rows)")
         # The batch's rows hold time, qpos, qvel, act, history first (STATE_SPEC's layout), then the inputs.
         self.states = self._batch.state[:, :nstate]
+        self._qpos, self._qvel = state_qpos_qvel(self.states, self._nq, self._nv)  # views, made once
         self._control = self._batch.bind("ctrl")
         self._warmstart = self._batch.bind("qacc_warmstart")
         self.sensordata = np.zeros((self.num_envs, m.nsensordata))
@@ -77,7 +79,13 @@ class BatchedEnv(VectorEnv):
         self._scratch = mujoco.MjData(m)
         self._rngs = [np.random.default_rng(i) for i in range(self.num_envs)]
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
-        self._needs_reset = np.zeros(self.num_envs, dtype=bool)
+        self._needs_reset = np.zeros(self.num_envs, dtype=bool)  # replaced each step, never written in place
+        # Divergence (robot_core.rl.divergence): each row's counters, a live view, zeroed when its episode starts.
+        self._divergence = self._batch.warning[:, DIVERGENCE_WARNINGS, 1]
+        self._no_divergence = bytes(self._divergence.nbytes)
+        self._not_diverged = np.zeros(self.num_envs, dtype=bool)
+        self._not_diverged.flags.writeable = False  # shared by every step's info without a divergence
+        self._last: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]] | None = None  # last step's results
         self._setup_task()
 
     # ------------------------------------------------------------------ VectorEnv API
@@ -88,31 +96,40 @@ class BatchedEnv(VectorEnv):
         for i, s in enumerate(seeds):
             if s is not None:
                 self._rngs[i], _ = gym.utils.seeding.np_random(s)
-        self._reset_envs(np.ones(self.num_envs, dtype=bool))
-        obs, _reward, _terminated, info = self._evaluate()
-        return self._observations(obs), info
+        self._needs_reset = np.zeros(self.num_envs, dtype=bool)
+        self._start_episodes(np.ones(self.num_envs, dtype=bool))
+        obs, reward, _terminated, info = self._evaluate()
+        observations = self._observations(obs)
+        self._last = (observations, reward, info)
+        return observations, info
 
     def step(self, actions):
         actions = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, -1)
-        resetting = self._needs_reset.copy()
+        resetting = self._needs_reset  # (a new array is made for the next step below: no copy needed)
         self._write_controls(actions)
         self._warmstart[:] = 0.0  # the solver starts cold each env step, as the single env's step() does
         self._batch.step(nstep=self.env.frame_skip)
         if self._sensor_out is not None:  # (sensors of the last physics step's start, as mj_step leaves them)
             self.sensordata[:] = self._sensor_out
         self._steps += 1
-        any_reset = bool(resetting.any())
-        if any_reset:  # (their step counts restart at 0: the reset step is not a step of the new episode)
-            self._reset_envs(resetting)
+        # (the reset envs' step counts restart at 0: the reset step is not a step of the new episode)
+        reset = self._start_episodes(resetting) if resetting.any() else None
         obs, reward, terminated, info = self._evaluate()
         truncated = (np.zeros(self.num_envs, dtype=bool) if self.max_episode_steps is None
                      else self._steps >= self.max_episode_steps)
-        if any_reset:
-            reward[resetting] = 0.0
-            terminated[resetting] = False
-            truncated[resetting] = False
+        if reset is not None:
+            reward[reset] = 0.0
+            terminated[reset] = False
+            truncated[reset] = False
+        observations = self._observations(obs)
+        # Rows that diverged in this step (the resetting ones were zeroed by _start_episodes): rare, so the
+        # common step pays one bytes comparison.
+        diverged = (self._not_diverged if counters_clear(self._divergence, self._no_divergence)
+                    else self._diverged(observations, reward, terminated, truncated, info))
+        info["diverged"] = diverged
         self._needs_reset = terminated | truncated
-        return self._observations(obs), reward, terminated, truncated, info
+        self._last = (observations, reward, info)
+        return observations, reward, terminated, truncated, info
 
     def render(self) -> tuple[np.ndarray, ...] | None:
         if self.render_mode is None:
@@ -123,6 +140,38 @@ class BatchedEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         self.env.close()
 
+    def _start_episodes(self, which: np.ndarray) -> np.ndarray:
+        """New episodes for the envs of mask ``which``: the task's reset, then the bookkeeping of every task;
+        returns their indices."""
+        idx = np.flatnonzero(which)
+        self._reset_envs(idx)
+        self._steps[idx] = 0
+        self._batch.warning[idx] = 0  # as mj_resetData leaves a single env's counters
+        return idx
+
+    def _diverged(self, observations: np.ndarray, reward: np.ndarray, terminated: np.ndarray,
+                  truncated: np.ndarray, info: dict[str, np.ndarray]) -> np.ndarray:
+        """Envs whose physics diverged in this step (MuJoCo reset their rows): their episodes end truncated and
+        report the last good observation, reward and info, in place; one warning each. The per-env Python
+        runs for those envs only (:mod:`robot_core.rl.divergence`)."""
+        numbers = self._divergence
+        diverged = numbers.any(axis=1)
+        idx = np.flatnonzero(diverged)
+        lastinfo = self._batch.warning[:, DIVERGENCE_WARNINGS, 0]
+        last_obs, last_reward, last_info = self._last or (observations, reward, info)  # (stepped before reset())
+        for i in idx:
+            log.warning("%s env %d: the simulation diverged (%s) in step %d of its episode; MuJoCo reset its "
+                        "state, the episode ends truncated with info['diverged'][%d]", type(self).__name__, i,
+                        describe(numbers[i], lastinfo[i], self.model), self._steps[i], i)
+        observations[idx] = last_obs[idx]
+        reward[idx] = last_reward[idx]
+        for key, values in info.items():
+            if key in last_info:
+                values[idx] = last_info[key][idx]
+        terminated[idx] = False
+        truncated[idx] = True
+        return diverged
+
     # ------------------------------------------------------------- the task (TaskEnv; BatchedReachEnv replaces these)
     def _batch_model(self) -> mujoco.MjModel:
         """The model every env steps (the batch copies it; per-env values are the batch's ``expand``)."""
@@ -132,6 +181,8 @@ class BatchedEnv(VectorEnv):
         """What the task needs beyond the batch arrays; called at the end of ``__init__``."""
         m = self.model
         self._start = np.zeros((self.num_envs, self.env.start_size()))
+        # Each env's qpos and qvel in its state row, as views made once: a reset draws straight into them.
+        self._qpos_rows, self._qvel_rows = list(self._qpos), list(self._qvel)
         # Autoreset without a MuJoCo call per env: the state mj_resetData gives, as a template row; the sensors
         # of the reset states come from the batch's mj_forward of those rows (``_reset_envs``).
         scratch = self._scratch
@@ -143,32 +194,28 @@ class BatchedEnv(VectorEnv):
         """The batch of actions -> ``self._control``, the rows' ``ctrl`` (held for the ``frame_skip`` steps)."""
         self._control[:] = self.env.controls(actions)
 
-    def _reset_envs(self, which: np.ndarray) -> None:
-        """Reset the envs of mask ``which`` as the single env's ``reset`` does, on the batch arrays: the only
-        per-env Python left is the task's draw from that env's own generator (what keeps env i seeded with
-        s equal to a single env seeded with s + i)."""
-        idx = np.flatnonzero(which)
+    def _reset_envs(self, idx: np.ndarray) -> None:
+        """Reset the envs ``idx`` as the single env's ``reset`` does, on the batch arrays: the only per-env
+        Python left is the task's draw from that env's own generator (what keeps env i seeded with s equal to
+        a single env seeded with s + i)."""
         if idx.size == 0:
             return
-        fresh = np.repeat(self._initial_state[None], idx.size, axis=0)
-        qpos, qvel = state_qpos_qvel(fresh, self._nq, self._nv)  # views: the draws land in ``fresh``
-        for row, i in enumerate(idx):
-            self.env.reset_state(self._rngs[i], qpos[row], qvel[row])
-        self.states[idx] = fresh
+        self.states[idx] = self._initial_state
+        reset_state, rngs, qpos, qvel = self.env.reset_state, self._rngs, self._qpos_rows, self._qvel_rows
+        for i in idx.tolist():
+            reset_state(rngs[i], qpos[i], qvel[i])
         if self._sensor_out is not None:
             # The single env's reset: mj_resetData (ctrl and warm start zero), then mj_forward for the sensors.
             self._control[idx] = 0.0
             self._warmstart[idx] = 0.0
             self._batch.forward(idx)
             self.sensordata[idx] = self._sensor_out[idx]
-        self._start[idx] = self.env.record_start(qpos, self.sensordata[idx])
-        self._steps[idx] = 0
-        self._needs_reset[idx] = False
+        if self._start.shape[1]:
+            self._start[idx] = self.env.record_start(self.states[idx, 1:1 + self._nq], self.sensordata[idx])
 
     def _evaluate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """Observations (state vectors), rewards, terminated and the info dict of the batch's current states."""
-        qpos, qvel = state_qpos_qvel(self.states, self._nq, self._nv)
-        obs, reward, terminated, success = self.env.evaluate(qpos, qvel, self.sensordata, self._start)
+        obs, reward, terminated, success = self.env.evaluate(self._qpos, self._qvel, self.sensordata, self._start)
         return obs, reward, terminated, {"is_success": success}
 
     def _observations(self, state_obs: np.ndarray) -> np.ndarray:

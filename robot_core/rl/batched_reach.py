@@ -30,7 +30,7 @@ import numpy as np
 
 from robot_core.rl.batched import BatchedEnv
 from robot_core.rl.reach_env import ReachEnv
-from robot_core.rl.task_env import STATE_SPEC, state_qpos_qvel
+from robot_core.rl.task_env import STATE_SPEC
 
 
 class BatchedReachEnv(BatchedEnv):
@@ -71,12 +71,13 @@ class BatchedReachEnv(BatchedEnv):
         if self._bias is not None:
             self._bias[:, self._columns, 0] = bias
 
-    def _reset_envs(self, which: np.ndarray) -> None:
-        """Each env of mask ``which`` starts an episode drawn by the single env's code from its own generator;
-        the engine's reset state, sensors and target are copied into the batch."""
-        idx = np.flatnonzero(which)
+    def _reset_envs(self, idx: np.ndarray) -> None:
+        """Each env of ``idx`` starts an episode drawn by the single env's code from its own generator; the
+        engine's reset state, sensors and target are copied into the batch, and the zero action's controls
+        (a diverged row's were zeroed by MuJoCo's reset, the holding joints' targets with them)."""
         if idx.size == 0:
             return
+        self._control[idx] = self._ctrl_row
         env = self.env
         m, d = env.engine.model, env.engine.data
         for i in idx:
@@ -84,12 +85,9 @@ class BatchedReachEnv(BatchedEnv):
             mujoco.mj_getState(m, d, self.states[i], STATE_SPEC)
             self.sensordata[i] = d.sensordata
             self._targets[i] = env.target
-        self._steps[idx] = 0
-        self._needs_reset[idx] = False
 
     def _evaluate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        qpos, qvel = state_qpos_qvel(self.states, self._nq, self._nv)
-        obs, reward, success, distance = self.env.evaluate(qpos, qvel, self.sensordata, self._targets)
+        obs, reward, success, distance = self.env.evaluate(self._qpos, self._qvel, self.sensordata, self._targets)
         return obs, reward, success.copy(), {"distance": distance, "is_success": success}
 
     def _observations(self, state_obs: np.ndarray) -> np.ndarray:

@@ -55,6 +55,8 @@ class CartPoleEnv(TaskEnv):
         self.camera.lookat[:] = [0.0, 0.0, 0.6]
         self.camera.distance, self.camera.azimuth, self.camera.elevation = 4.5, 90.0, -10.0
         self._gain: np.ndarray | None = None
+        self._limits = np.array([self.position_limit, self.angle_limit])  # |qpos| bounds: slider, hinge
+        self._ones: dict[int, np.ndarray] = {}  # the reward of every step, by batch size
 
     # ------------------------------------------------------------------ the task
     def build_spec(self) -> mujoco.MjSpec:
@@ -88,20 +90,29 @@ class CartPoleEnv(TaskEnv):
         return spec
 
     def reset_state(self, rng: np.random.Generator, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        qpos[:] = rng.uniform(-self.start_noise, self.start_noise, size=2)
-        qvel[:] = rng.uniform(-self.start_noise, self.start_noise, size=2)
+        # One draw of four: the same values as two draws of two (the generator hands out doubles in order), at
+        # half the cost of a generator call, which the batched path pays once per finished env.
+        draw = rng.uniform(-self.start_noise, self.start_noise, size=4)
+        qpos[:] = draw[:2]
+        qvel[:] = draw[2:]
 
     def controls(self, actions: np.ndarray) -> np.ndarray:
         return actions[:, :1] * self.max_force  # MuJoCo clamps it to the actuator's ctrlrange, +-max_force
 
     def evaluate(self, qpos: np.ndarray, qvel: np.ndarray, sensordata: np.ndarray, start: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        # Few numpy calls on the whole batch: each costs ~0.5 µs whatever N, which a batch of 8 cart-poles
+        # (30 µs of physics each, on two threads) feels.
         n = len(qpos)
         obs = np.empty((n, 4), dtype=np.float32)
-        obs[:, :2] = qpos[:, :2]
-        obs[:, 2:] = qvel[:, :2]
-        fallen = (np.abs(qpos[:, 1]) > self.angle_limit) | (np.abs(qpos[:, 0]) > self.position_limit)
-        return obs, np.ones(n), fallen, ~fallen
+        obs[:, :2] = qpos
+        obs[:, 2:] = qvel
+        out = np.abs(qpos) > self._limits  # (x beyond the rail's end, theta beyond the angle limit)
+        fallen = out[:, 0] | out[:, 1]
+        ones = self._ones.get(n)
+        if ones is None:
+            ones = self._ones[n] = np.ones(n)
+        return obs, ones.copy(), fallen, ~fallen  # (a copy of a made array: a quarter of np.ones' cost)
 
     @property
     def image_observation(self) -> bool:

@@ -231,7 +231,7 @@ class ReachEnv(RobotEnv):
         mujoco.mj_getState(m, d, physics, PICKLED_STATE)
         return {"kwargs": self._init_kwargs, "np_random": self._np_random, "np_random_seed": self._np_random_seed,
                 "start": self._start, "command": self._command, "target": self.target.copy(),
-                "physics": physics, "camera": camera_fields(self.camera)}
+                "physics": physics, "camera": camera_fields(self.camera), "last": self._last}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Rebuild, then put the servos (episode start, last command) and the physics state back: a copy steps
@@ -244,6 +244,7 @@ class ReachEnv(RobotEnv):
         if self._command is not None:
             self._apply_command(self._command)
         self.target = state["target"]
+        self._last = state["last"]
         m, d = self.engine.model, self.engine.data
         mujoco.mj_setState(m, d, state["physics"], PICKLED_STATE)
         mujoco.mj_forward(m, d)

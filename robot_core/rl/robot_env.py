@@ -32,7 +32,8 @@ import mujoco
 import numpy as np
 
 from robot_core.model.robot_model import RobotModel
-from robot_core.physics.engine import PhysicsEngine
+from robot_core.physics.engine import PhysicsDivergedError, PhysicsEngine
+from robot_core.rl.divergence import DIVERGENCE_WARNINGS, counters_clear, describe, log
 
 HEADLESS_BACKENDS = ("egl", "osmesa")
 
@@ -70,6 +71,8 @@ class RobotEnv(gym.Env):
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.dt)}
         self.camera = mujoco.MjvCamera()
         self._renderer: Any = None
+        self._last: tuple[np.ndarray, float, dict[str, Any]] | None = None  # the last good step's results
+        self._bind_divergence()
 
     # ------------------------------------------------------------------ for subclasses
     def _build_scene(self, spec: mujoco.MjSpec) -> None:
@@ -92,7 +95,8 @@ class RobotEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         self.start_episode(self.np_random)
-        obs, _reward, _terminated, _truncated, info = self._observe()
+        obs, reward, _terminated, _truncated, info = self._observe()
+        self._last = (obs, reward, info)
         return obs, info
 
     def start_episode(self, rng: np.random.Generator) -> None:
@@ -108,8 +112,19 @@ class RobotEnv(gym.Env):
         # start only changes where within the solver's tolerance (and, with contacts, among equal solutions)
         # it ends, and this way the single and the batched env step to the same bits.
         self.engine.data.qacc_warmstart[:] = 0.0
-        self.engine.step(self.frame_skip)
-        return self._observe()
+        try:
+            self.engine.step(self.frame_skip)
+        except PhysicsDivergedError as exc:  # a huge acceleration: the engine was reset to its initial state
+            return self._diverged(str(exc))
+        if not counters_clear(self._divergence, self._no_divergence):  # a bad position or velocity, which
+            # (MuJoCo reset it on its own: the engine watches the acceleration only)
+            found = describe(self._divergence, self.engine.data.warning.lastinfo[DIVERGENCE_WARNINGS],
+                             self.engine.model)
+            return self._diverged(f"simulation of '{self.robot.name}' diverged ({found}); MuJoCo reset its state")
+        obs, reward, terminated, truncated, info = self._observe()
+        info["diverged"] = False
+        self._last = (obs, reward, info)
+        return obs, reward, terminated, truncated, info
 
     def render(self) -> np.ndarray | None:
         if self.render_mode is None:
@@ -130,6 +145,21 @@ class RobotEnv(gym.Env):
             self._renderer = None
 
     # ------------------------------------------------------------------ internals
+    def _bind_divergence(self) -> None:
+        """A live view of the engine's divergence counters (:mod:`robot_core.rl.divergence`)."""
+        self._divergence = self.engine.data.warning.number[DIVERGENCE_WARNINGS]
+        self._no_divergence = bytes(self._divergence.nbytes)
+
+    def _diverged(self, what: str) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """The step whose physics diverged: truncated, with the last good observation, reward and info."""
+        log.warning("%s: %s; the episode ends truncated with info['diverged']", type(self).__name__, what)
+        self._divergence[:] = 0  # reported: a step on without reset() is not reported again
+        if self._last is None:  # (stepped before any reset: the state the engine was reset to is all there is)
+            obs, reward, _terminated, _truncated, info = self._observe()
+            self._last = (obs, reward, info)
+        obs, reward, info = self._last
+        return obs.copy(), reward, False, True, {**info, "diverged": True}  # (a copy: users keep them)
+
     def _scene_hook(self, spec: mujoco.MjSpec) -> None:
         spec.visual.global_.offwidth = max(int(spec.visual.global_.offwidth), self.width)
         spec.visual.global_.offheight = max(int(spec.visual.global_.offheight), self.height)

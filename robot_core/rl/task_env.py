@@ -34,6 +34,7 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 
+from robot_core.rl.divergence import DIVERGENCE_WARNINGS, counters_clear, describe, log
 from robot_core.rl.robot_env import camera_fields, make_renderer
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
@@ -72,6 +73,7 @@ class TaskEnv(gym.Env):
         self.camera = mujoco.MjvCamera()
         self.start = np.zeros((1, self.start_size()))
         self._renderer: Any = None
+        self._last: tuple[np.ndarray, float, dict[str, Any]] | None = None  # the last good step's results
         self._bind_views()
 
     # ------------------------------------------------------------------ the task (subclasses)
@@ -123,17 +125,23 @@ class TaskEnv(gym.Env):
         mujoco.mj_forward(m, d)
         qpos, _qvel, sensordata = self._views
         self.start = self.record_start(qpos, sensordata)
-        obs, _reward, _terminated, success = self.evaluate(*self._views, self.start)
-        return self._observation(obs[0]), {"is_success": bool(success[0])}
+        obs, reward, _terminated, success = self.evaluate(*self._views, self.start)
+        observation, info = self._observation(obs[0]), {"is_success": bool(success[0])}
+        self._last = (observation, float(reward[0]), info)
+        return observation, info
 
     def step(self, action):
         # The batch-of-one views of the state were made once (_bind_views): per step only the task's own arrays.
         self._ctrl[:] = self.controls(np.asarray(action, dtype=np.float64).reshape(1, -1))
         self._warmstart[:] = 0.0  # the constraint solver starts cold, as the batched path does: its bits
         mujoco.mj_step(self.model, self.data, nstep=self.frame_skip)
+        if not counters_clear(self._divergence, self._no_divergence):
+            return self._diverged()
         obs, reward, terminated, success = self.evaluate(*self._views, self.start)
-        return (self._observation(obs[0]), float(reward[0]), bool(terminated[0]), False,
-                {"is_success": bool(success[0])})
+        observation, reward = self._observation(obs[0]), float(reward[0])
+        info = {"is_success": bool(success[0]), "diverged": False}
+        self._last = (observation, reward, info)
+        return observation, reward, bool(terminated[0]), False, info
 
     def render(self) -> np.ndarray | None:
         if self.render_mode is None:
@@ -150,7 +158,8 @@ class TaskEnv(gym.Env):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_renderer"] = None
-        del state["_views"], state["_ctrl"], state["_warmstart"]  # views into the MjData, remade by __setstate__
+        for view in ("_views", "_ctrl", "_warmstart", "_divergence"):  # views into the MjData, remade by __setstate__
+            del state[view]
         state["data"] = physics_state(self.model, self.data)
         state["camera"] = camera_fields(self.camera)
         return state
@@ -173,6 +182,22 @@ class TaskEnv(gym.Env):
         self._views = (d.qpos[None], d.qvel[None], d.sensordata[None])
         self._ctrl = d.ctrl[None]
         self._warmstart = d.qacc_warmstart
+        self._divergence = d.warning.number[DIVERGENCE_WARNINGS]
+        self._no_divergence = bytes(self._divergence.nbytes)
+
+    def _diverged(self) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """The step after MuJoCo found a diverged state (and reset ``data``): truncated, with the last good
+        observation, reward and info (:mod:`robot_core.rl.divergence`)."""
+        d = self.data
+        log.warning("%s: the simulation diverged (%s) at t=%.4f s; MuJoCo reset its state, the episode ends "
+                    "truncated with info['diverged']", type(self).__name__,
+                    describe(self._divergence, d.warning.lastinfo[DIVERGENCE_WARNINGS], self.model), d.time)
+        self._divergence[:] = 0  # reported: a step on without reset() is not reported again
+        if self._last is None:  # (stepped before any reset: the state MuJoCo reset to is all there is)
+            obs, reward, _terminated, success = self.evaluate(*self._views, self.start)
+            self._last = (self._observation(obs[0]), float(reward[0]), {"is_success": bool(success[0])})
+        observation, reward, info = self._last
+        return observation.copy(), reward, False, True, {**info, "diverged": True}  # (a copy: users keep them)
 
     def _observation(self, state_obs: np.ndarray) -> np.ndarray:
         return self.observe_image(self.data) if self.image_observation else state_obs
