@@ -49,10 +49,19 @@ def test_pr2_lasers_and_a_camera_publish_at_their_rates(ros, processes, erd_robo
     for topic, rate in TOPICS.items():
         s = sorted(set(stamps[topic]))
         achieved = (len(s) - 1) / (s[-1] - s[0])
-        print(f"{topic} {achieved:.2f} Hz", end="; ")
         if topic.endswith("scan"):
-            assert achieved == pytest.approx(rate, rel=0.03)  # on the simulation thread: every one is sent
+            # Sent on the simulation thread at exact multiples of the period: the stamps lie on that grid. Judged on
+            # the grid, not on a count: under load this test's reader may miss some (a KEEP_LAST queue of 10), which
+            # leaves a gap of two periods, never one shorter than a period.
+            gaps = np.diff(s)
+            steps = gaps * rate
+            print(f"{topic} {achieved:.2f} Hz received, shortest gap {gaps.min() * 1e3:.1f} ms, "
+                  f"{int(np.rint(steps).sum()) - len(gaps)} missed by this reader", end="; ")
+            assert gaps.min() == pytest.approx(1.0 / rate, abs=1.5e-3)  # the 1 ms step: no faster than the rate
+            assert np.all(np.abs(steps - np.rint(steps)) < 0.1), gaps  # and on its grid
+            assert achieved >= 0.5 * rate
         else:
+            print(f"{topic} {achieved:.2f} Hz", end="; ")
             assert 0.5 * rate <= achieved <= rate * 1.03  # the renderer drops what it cannot take, never more
     base, tilt = latest["/base_laser/scan"], latest["/laser_tilt/scan"]
     assert base.header.frame_id == "base_laser_link" and tilt.header.frame_id == "laser_tilt_link"
