@@ -98,7 +98,7 @@ def test_sim_clock_pacing_calls_the_idle_hook_while_the_clock_stands_still():
 
 
 # ---------------------------------------------------------------------------------------------- rigs
-def topic_rig(state_timeout: float = 0.5):
+def topic_rig(state_timeout: float = 0.5, constraints: dict | None = None):
     info = HardwareInfo("arm_hw", "system", "topic_based_ros2_control/TopicBasedSystem",
                         {"state_timeout": str(state_timeout), "trigger_joint_command_threshold": "-1"},
                         [ComponentJointInfo(j, [InterfaceInfo("position")],
@@ -112,7 +112,8 @@ def topic_rig(state_timeout: float = 0.5):
     cm = ControllerManagerCore(update_rate=100)
     cm.add_hardware_component(comp)
     cm.load_controller("jtc", "joint_trajectory_controller/JointTrajectoryController",
-                       {"joints": J, "command_interfaces": ["position"], "constraints": {"goal_time": 1.0}})
+                       {"joints": J, "command_interfaces": ["position"],
+                        "constraints": {"goal_time": 1.0, **(constraints or {})}})
     cm.load_controller("jsb", "joint_state_broadcaster/JointStateBroadcaster")
     for n in ("jtc", "jsb"):
         cm.configure_controller(n)
@@ -163,6 +164,40 @@ def test_time_jump_aborts_the_goal_with_the_reason_and_holds_the_post_jump_state
         if results:
             break
     assert results and results[0].goal_id == gid and results[0].status == GoalStatus.SUCCEEDED
+
+
+@pytest.mark.parametrize("stamped", [True, False])
+def test_a_late_state_is_judged_against_the_reference_of_its_own_time(stamped):
+    """The robot follows the commands exactly, but its states reach the manager 0.4 s late (as a loaded machine's
+    DDS delivered them behind /clock): stamped with when they were measured, the path check compares them with
+    the reference of that moment and the goal succeeds; the same late positions stamped as if they were current
+    are a real 0.4 s lag, 0.4 rad behind a 1 rad/s reference, and the goal aborts on its 0.1 rad path tolerance."""
+    cm, comp, _, sent = topic_rig(state_timeout=0.0, constraints={j: {"trajectory": 0.1} for j in J})
+    robot_says(comp, [0.0, 0.0], 1.0)
+    cm.update(1.0, 0.01)
+    assert cm.switch_controller(["jtc"], [], Strictness.STRICT).ok
+    jtc = cm.controller("jtc")
+    gid = jtc.accept_goal(JointTrajectory(J, [TrajectoryPoint([1.0, 1.0], [1.0, 1.0], [], [], 1.0),
+                                              TrajectoryPoint([2.0, 2.0], [], [], [], 2.0)]))
+    history: list[tuple[float, list[float]]] = []  # (time, commanded position): the robot is where it was told
+    results: list = []
+    t = 1.0
+    while not results and t < 6.0:
+        t = round(t + 0.01, 6)
+        late = [(at, q) for at, q in history if at <= t - 0.4]
+        if late:
+            at, q = late[-1]
+            robot_says(comp, q, at if stamped else t)
+        cm.update(t, 0.01)
+        if sent and len(sent[-1].position):
+            history.append((t, list(sent[-1].position)))
+        results = jtc.poll_results()
+    (res,) = results
+    assert res.goal_id == gid
+    if stamped:
+        assert res.status == GoalStatus.SUCCEEDED, res.error_string
+    else:
+        assert res.status == GoalStatus.ABORTED and "path tolerance" in res.error_string
 
 
 def test_a_slower_controller_keeps_its_rate_after_a_time_jump():

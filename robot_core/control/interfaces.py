@@ -47,6 +47,9 @@ class InterfaceOwner(Protocol):
     """
 
     name: str
+    # Simulated (control clock) time the component's current state values were measured at, where it knows it
+    # (a topic-based robot's message stamp); None where its state is always that of the cycle (in-process).
+    state_stamp: float | None
 
     @property
     def state(self) -> State: ...
@@ -92,6 +95,7 @@ class InterfaceGroup:
         self.indices = np.asarray(indices, dtype=np.intp)
         self.writable = writable
         self._pos = {n: i for i, n in enumerate(self.names)}
+        self._owners: list[InterfaceOwner] | None = None  # the state components, found at the first state_stamp()
 
     def __len__(self) -> int:
         return len(self.names)
@@ -106,6 +110,18 @@ class InterfaceGroup:
         if not self.writable:
             raise ControlError("state interfaces are read-only")
         self._storage()[self.indices] = values
+
+    def state_stamp(self) -> float | None:
+        """When the values :meth:`get` returns were measured: the oldest ``state_stamp`` of the components they come
+        from, None if none of them knows (an in-process simulator's state is always the cycle's own). A robot on
+        DDS may deliver its state late under load; a controller judging a tracking error compares it with the
+        reference of that moment, not of the cycle."""
+        owners = self._owners
+        if owners is None:
+            names = {self._rm.state_component(n) for n in self.names} if self._kind == "state" else set()
+            owners = self._owners = [self._rm.components[n] for n in sorted(names)]
+        stamps = [c.state_stamp for c in owners if c.state_stamp is not None]
+        return min(stamps) if stamps else None
 
     def index_of(self, name: str) -> int:
         try:
