@@ -165,13 +165,13 @@ def wait_goal_service(client: Any, joints: list[str], timeout: float = 40.0) -> 
 class JointStateRecorder:
     """Collects sensor_msgs/JointState messages of one topic, thread-safe."""
 
-    def __init__(self, node: Any, topic: str = "/joint_states"):
+    def __init__(self, node: Any, topic: str = "/joint_states", qos: Any = None):
         from rclpy.qos import qos_profile_sensor_data
         from sensor_msgs.msg import JointState
 
         self.messages: list[Any] = []
         self._lock = threading.Lock()
-        self.sub = node.create_subscription(JointState, topic, self._on_msg, qos_profile_sensor_data)
+        self.sub = node.create_subscription(JointState, topic, self._on_msg, qos or qos_profile_sensor_data)
 
     def _on_msg(self, msg: Any) -> None:
         with self._lock:
@@ -197,3 +197,8 @@ class JointStateRecorder:
     def snapshot(self) -> list[Any]:
         with self._lock:
             return list(self.messages)
+
+    def stamps(self) -> set[int]:
+        """Header stamps (ns) of every message received."""
+        with self._lock:
+            return {m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in self.messages}
