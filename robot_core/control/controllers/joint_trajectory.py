@@ -704,8 +704,8 @@ class JointTrajectoryController(Controller):
 
     def _measured_at(self, time: float) -> float | None:
         """The time the measured state is from when it is older than the cycle (a robot on DDS whose states
-        arrive late: under load they lagged /clock by 0.37 s, and the path check took the arm's position of then
-        for an error of 0.25 rad against the reference of now); None when it is the cycle's own or unknown. An
+        arrive late on a loaded machine: a state 0.4 s old compared with the reference of now reads as an error
+        of 0.4 s times the joint's speed); None when it is the cycle's own or unknown. An
         unstamped state (stamp 0) or one more than MAX_STATE_LAG old (a robot whose clock is not the manager's)
         is judged as upstream does, against the reference of the cycle."""
         group = self.state_interfaces
