@@ -803,6 +803,8 @@ class RbcNode(ReadOnlyReasons, Node):
             executor.spin_once(timeout_sec=0.02)
 
     def destroy_instances(self) -> None:
+        if self._wrench_caller is not None:
+            self._wrench_caller.close()
         for node in list(self._instances.values()) + [n for n, _, _ in self._retiring]:
             with contextlib.suppress(Exception):
                 self.instance_executor.remove_node(node)

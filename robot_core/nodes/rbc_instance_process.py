@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         log.error(f"'{name}' stopped: {reason}")
     finally:
         node.close()
+        if caller:
+            caller[0].close()
         time.sleep(0.2)  # let the last outputs and calls go out
         executor.shutdown(timeout_sec=1.0)
         thread.join(timeout=2.0)  # a spin thread still in rcl at exit aborts the process (std::terminate)

@@ -808,16 +808,18 @@ class SimulatorNode(ReadOnlyReasons, Node):
     def _publish_status(self) -> None:
         if self.engine is None:
             return
+        # paused first: a tick between reading the step and the flag would report a stale step as paused
+        paused = bool(self._paused)
         count, ns = self._snapshot
         msg = self._status_msg
         msg.sim_time = _time_msg(ns)
         msg.step_count = int(count)
         try:
-            msg.real_time_factor = 0.0 if self._paused else float(self._meter.value)
+            msg.real_time_factor = 0.0 if paused else float(self._meter.value)
         except IndexError:  # the simulation thread trimmed the window meanwhile
             msg.real_time_factor = 0.0
         msg.target_real_time_factor = float(self._pacer.real_time_factor)
-        msg.paused = bool(self._paused)
+        msg.paused = paused
         divergences, divergence_ns = self._divergences
         msg.divergence_count = divergences
         msg.last_divergence_time = _time_msg(divergence_ns)
