@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
+import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from robot_core.model.robot_model import RobotModel, RobotModelError, RobotModelWarning
+from robot_core.ros.graph_exit import kept_participants
 
 EXIT_BAD_INPUT = 2
 
@@ -207,6 +209,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    status = _main(argv)
+    if kept_participants():  # a DDS participant left unfinalised on purpose (robot_core.ros.graph_exit)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(status)
+    return status
+
+
+def _main(argv: list[str] | None) -> int:
     # A crash in C (rclpy, MuJoCo) prints every thread's Python stack instead of only "exited (-11)"; not where
     # stderr is no file (called in-process with stderr captured)
     with contextlib.suppress(OSError, ValueError, AttributeError):

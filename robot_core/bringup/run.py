@@ -49,8 +49,10 @@ from robot_core.bringup.plan import (
     with_namespaced_parameter_files,
 )
 from robot_core.bringup.supervisor import MARKER_ENV, Child, LineSink, Supervisor
+from robot_core.ros.graph_exit import leave_graph
 
 READY_PREFIX = "robot_core bringup ready:"
+CLI_SCRIPT = "robot-core"  # the console script whose process robot_core.cli ends
 
 
 class BringupError(RuntimeError):
@@ -306,8 +308,13 @@ class GraphProbe:
 
     def __exit__(self, *exc: Any) -> None:
         self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        self.context.try_shutdown()
+        if Path(sys.argv[0] if sys.argv else "").name == CLI_SCRIPT:
+            # robot_core.cli ends this process with os._exit: the probe's participant is kept, not finalised
+            # (a SIGSEGV there, robot_core.ros.graph_exit), and ends with the process
+            leave_graph(self.node)
+        else:
+            self.node.destroy_node()
+            self.context.try_shutdown()
 
     def _spin_until(self, done: Callable[[], bool], deadline: float, stop: threading.Event,
                     check: Callable[[], Any], missing: Callable[[], str]) -> None:

@@ -20,7 +20,8 @@ from typing import Any
 
 import yaml
 
-from robot_core.ros.node_main import SHUTDOWN, finish
+from robot_core.ros.graph_exit import leave_graph
+from robot_core.ros.node_main import SHUTDOWN, finish, is_node_script
 from robot_core.yaml_guard import YamlLimitError, safe_load_checked
 
 EXIT_OK = 0
@@ -369,8 +370,11 @@ def _run(argv: Sequence[str] | None, unspawner: bool) -> int:
         executor.shutdown(timeout_sec=5.0)
         spin.join(timeout=5.0)
         if not spin.is_alive():
-            node.destroy_node()
-            rclpy.try_shutdown()
+            if is_node_script():  # finish() leaves with os._exit: keep the participant (robot_core.ros.graph_exit)
+                leave_graph(node)
+            else:
+                node.destroy_node()
+                rclpy.try_shutdown()
     return code
 
 
