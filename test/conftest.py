@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import site
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,7 +13,15 @@ from pathlib import Path
 
 import mujoco
 import pytest
-from ros_harness import REPO, NodeProcess, RosTestContext, isolate_ros_environment, reap_leftover_processes
+from ros_harness import (
+    REPO,
+    NodeProcess,
+    RosTestContext,
+    forget_ended_processes,
+    isolate_ros_environment,
+    processes_to_show,
+    reap_leftover_processes,
+)
 from sim_helpers import HOME, SimClient, near, start_simulator
 
 # Before anything imports rclpy: this session gets its own domain and localhost-only discovery.
@@ -23,6 +32,7 @@ DOMAIN_ID = isolate_ros_environment()
 mujoco.set_mju_user_warning(lambda text: warnings.warn(f"MuJoCo: {text.strip()}", stacklevel=1))
 
 URDF_DIR = REPO / "urdf"
+_STARTED_AT = pytest.StashKey[float]()  # monotonic time a test's setup began
 ERD_ROBOTS = None
 for _cand in (
     Path(p) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
@@ -55,6 +65,23 @@ def say(record_property):
     """A measured figure for the log: ``say("[world] ...")`` lands in the summaries at the end of every run (the
     terminals of pytest-xdist's workers are not shown, so a print there would be lost)."""
     return lambda text: record_property("summary", text)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[pytest.TestReport]:
+    """A failing test's report ends with what its node processes printed: those it started and those still alive
+    (a class's shared simulator), so a failure that began in a shared node shows that node's side."""
+    report = yield
+    if call.when == "setup":
+        item.stash[_STARTED_AT] = call.start - (time.time() - time.monotonic())
+    if report.failed and call.when in ("setup", "call"):
+        for proc in processes_to_show(item.stash.get(_STARTED_AT, time.monotonic())):
+            state = "running" if proc.alive() else f"exited {proc.proc.returncode}"
+            report.sections.append((f"output of {proc.name} (pid {proc.proc.pid}, {state}), last 4000 characters",
+                                    proc.output()[-4000:]))
+    if call.when == "teardown":
+        forget_ended_processes()
+    return report
 
 
 @pytest.hookimpl(wrapper=True)

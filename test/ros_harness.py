@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 _DOMAIN_LOCK = None  # held open for the whole session: the lock is the reservation
+_STARTED: list[NodeProcess] = []  # NodeProcess objects this test process started, for failure reports
 
 
 def _reserve_domain() -> int:
@@ -237,6 +238,17 @@ class RosTestContext:
                           "(middleware hang); left behind", RuntimeWarning, stacklevel=2)
 
 
+def processes_to_show(since: float) -> list[NodeProcess]:
+    """The node processes a failing test's report shows: alive now (a class's shared simulator too) or started
+    since ``since`` (monotonic s)."""
+    return [p for p in _STARTED if p.alive() or p.started >= since]
+
+
+def forget_ended_processes() -> None:
+    """After each test: ended processes are no longer shown (nor their output kept in memory)."""
+    _STARTED[:] = [p for p in _STARTED if p.alive()]
+
+
 class NodeProcess:
     """A console-script node (or any command) in its own process group, always stopped.
 
@@ -257,8 +269,10 @@ class NodeProcess:
         self._text: list[str] = []
         full_env = dict(os.environ)
         full_env.update(env or {})
+        self.started = time.monotonic()
         self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, env=full_env,
                                      cwd=str(cwd) if cwd else None, start_new_session=True)
+        _STARTED.append(self)
 
     @classmethod
     def console_script(cls, script: str, *args: str, **kwargs: Any) -> NodeProcess:

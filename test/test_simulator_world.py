@@ -110,7 +110,8 @@ def world(world_sim: NodeProcess) -> Iterator[WorldClient]:
 
 
 @pytest.fixture
-def fresh_world(world: WorldClient) -> WorldClient:
+def fresh_world(world: WorldClient, world_sim: NodeProcess) -> WorldClient:
+    assert world_sim.alive(), f"the class's simulator exited ({world_sim.proc.returncode})"
     assert world.trigger("resume").success
     res = world.reset_to("")
     assert res.success, res.message
