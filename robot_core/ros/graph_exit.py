@@ -1,11 +1,11 @@
 """How a short-lived process (a spawner, the bring-up's readiness probe) leaves the ROS graph: its node goes, its
 DDS participant stays until the process ends with ``os._exit``.
 
-Fast DDS (3.2, under rmw_fastrtps 9.3) deletes a context's participant when the context's last node is destroyed,
-and that deletion crashed the process with SIGSEGV inside ``Node.destroy_node`` four times in eight full test runs
-under a CPU hog: spawners that had done their work and the bring-up's probe, each time while other participants
-were being discovered (nodes starting beside it). Crashing at the very end turns a finished job into a failure
-(``exited -11``) for whoever started the process.
+rmw_fastrtps (9.3, Fast DDS 3.2) deletes a context's DDS participant when the context's last node is destroyed.
+Processes with one node crashed with SIGSEGV inside ``Node.destroy_node`` four times in eight full test runs under
+a CPU hog (spawners that had done their work, the bring-up's probe), each time while other participants were being
+discovered (nodes starting beside it): that deletion is the likely site, inferred (the C frames were never caught).
+Crashing at the very end turns a finished job into a failure (``exited -11``) for whoever started the process.
 
 :func:`leave_graph` destroys the node while a hidden node (its name starts with ``_``, so ``ros2 node list`` does
 not show it) keeps the participant: the node and its endpoints still leave every peer's graph at once; the empty
