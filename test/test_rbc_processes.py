@@ -38,7 +38,9 @@ JOINTS = ["joint1", "joint2"]
 @pytest.fixture(scope="module")
 def rbc_proc(tmp_path_factory):
     urdf = fake_driver_urdf(tmp_path_factory.mktemp("rbcproc") / "planar2.urdf", TOPIC)
-    proc = start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p", "stale_timeout:=1.0",
+    # stale_timeout 3 s: the fake driver runs in this test process, which a hog run starved past 1 s (the reacher
+    # then rightly refused its stale q); no test here is about staleness
+    proc = start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p", "stale_timeout:=3.0",
                  "-p", "instance_processes:=true")
     yield from serving_rbc(proc)
 

@@ -195,8 +195,9 @@ def test_a_renamed_manager_keeps_its_controllers_names(ros, paused_graph, tmp_pa
         node = ros.node("renamed_checker")
         wait_for(lambda: node.count_subscribers("/forward_position_controller/commands") == 1, 20,
                  "the controller node under its own name")
-        names = {n for n, _ in node.get_node_names_and_namespaces()}
-        assert "renamed_manager" in names and "forward_position_controller" in names
+        # node names travel apart from the endpoints (each participant's graph message): waited on, not read once
+        wait_for(lambda: {"renamed_manager", "forward_position_controller"}
+                 <= {n for n, _ in node.get_node_names_and_namespaces()}, 30, "the manager and controller node names")
     finally:
         for p in procs:
             p.stop()
