@@ -32,9 +32,17 @@ def start_simulator(processes: list[NodeProcess], *params: str) -> NodeProcess:
     return sim
 
 
+# The manager's state_timeout (1 s by default) tripped in hog runs while a loaded machine starved a live simulator
+# (a generated YAML's manager too); tests not about it get 5 s, as config/controllers.yaml gives the bring-up, and
+# a test of the timeout passes its own.
+TEST_STATE_TIMEOUT = "state_timeout:=5.0"
+
+
 def start_controller_manager(processes: list[NodeProcess], *params: str, yaml: Path = CONTROLLERS_YAML,
                              extra_args: tuple[str, ...] = ()) -> NodeProcess:
     args = ["--ros-args", "--params-file", str(yaml)]
+    if not any(p.startswith("state_timeout:=") for p in params):
+        params = (*params, TEST_STATE_TIMEOUT)
     if "hardware_mode:=embedded" in params and not any(p.startswith(("cameras:=", "sensors:=")) for p in params):
         params = ("cameras:=false", *params)  # rc_arm's scene camera, rendered by the embedded physics otherwise
     for p in params:
