@@ -53,6 +53,7 @@ class DemoNode:
         self._thread.start()
         self.rtf_samples: list[float] = []
         self._clients: dict[str, Any] = {}
+        self.retired: list[Any] = []  # action clients of finished steps, destroyed by shutdown()
         self._subscribe()
         self._make_clients()
 
@@ -163,6 +164,9 @@ class DemoNode:
     def shutdown(self) -> None:
         with contextlib.suppress(Exception):
             self.executor.shutdown(timeout_sec=1.0)
+        for client in self.retired:  # the steps' action clients (ActionRun.destroy), now that nothing spins
+            with contextlib.suppress(Exception):
+                client.destroy()
         with contextlib.suppress(Exception):
             self.node.destroy_node()
         with contextlib.suppress(Exception):
@@ -206,8 +210,10 @@ class ActionRun:
         self.feedback = msg.feedback
 
     def destroy(self) -> None:
-        with contextlib.suppress(Exception):
-            self.client.destroy()
+        """Hand the client to the demo node, which destroys it once its executor stopped: destroyed while the
+        executor built a wait set it raised there (rcl_action: "action client pointer is invalid"), and the
+        next step's goal then went unanswered (seen once in a quiet full run)."""
+        self.demo.retired.append(self.client)
 
 
 def status_name(status: int) -> str:
