@@ -13,6 +13,7 @@ from pathlib import Path
 
 import mujoco
 import pytest
+from hang_watch import HangWatch
 from ros_harness import (
     REPO,
     NodeProcess,
@@ -82,6 +83,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     if call.when == "teardown":
         forget_ended_processes()
     return report
+
+
+_HANG_WATCH: list[HangWatch] = []  # made at this process's first test (xdist's controller runs none)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A test still running 10 s after pytest-timeout's limit is blocked in C: hang_watch prints its C stacks."""
+    if not _HANG_WATCH:
+        _HANG_WATCH.append(HangWatch(float(item.config.getini("timeout") or 300) + 10.0))
+    _HANG_WATCH[0].start(item.nodeid)
+    try:
+        return (yield)
+    finally:
+        _HANG_WATCH[0].end()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for watch in _HANG_WATCH:
+        watch.close()
 
 
 @pytest.hookimpl(wrapper=True)
