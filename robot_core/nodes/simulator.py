@@ -111,6 +111,7 @@ from robot_core.ros.message_templates import DynamicJointStateBytes, bytes_publi
 from robot_core.ros.namespaces import absolute_names_warning
 from robot_core.ros.parameters import ReadOnlyReasons, check_set, declare_overrides, declare_specs
 from robot_core.ros.polled_subscription import PolledSubscription
+from robot_core.ros.refused_publish import RefusedPublishes, publish_error
 from robot_core.ros.serialized_template import SerializedTemplate, sentinels
 from robot_core.ros.sim_sensors import SimSensors
 from robot_core.ros.sim_world import WorldServices, WorldTopics, answer, contacts_message
@@ -195,6 +196,8 @@ class SimulatorNode(ReadOnlyReasons, Node):
         self._pacer = Pacer(p["real_time_factor"], sleep=self._wake.wait)
         self._snapshot = (0, 0)  # (step_count, sim time ns), written by the simulation thread only
         self._drops = DropReporter(self._log.warning)
+        self._refused = RefusedPublishes(self._log.warning, self.context)
+        self._publish_error = publish_error()
         self._step_request: _StepRequest | None = None
         self._last_command = time.monotonic()  # wall time of the last accepted command message (executor thread)
         self._watchdog_tripped = False  # simulation thread: stopped joints since the last command
@@ -621,11 +624,17 @@ class SimulatorNode(ReadOnlyReasons, Node):
         if due:
             self._stamp_sec, self._stamp_nanosec = divmod(ns, 1_000_000_000)
             for publish in due:
-                publish()
+                try:
+                    publish()
+                except self._publish_error as exc:  # a refused message is dropped; the simulation runs on
+                    self._refused.refused(_output_name(publish), exc)
         if traced:
             trace.published()
         if self._sensors:
-            self._sensors.on_tick(engine.model, engine.data, count, ns)
+            try:
+                self._sensors.on_tick(engine.model, engine.data, count, ns)
+            except self._publish_error as exc:
+                self._refused.refused("sensor outputs", exc)
         return n
 
     def _set_stamp(self, ns: int) -> None:
@@ -649,24 +658,31 @@ class SimulatorNode(ReadOnlyReasons, Node):
     def _publish_all(self) -> None:
         """States, clock and tf at the current time, whatever the schedule says."""
         self._set_stamp(self.engine.step_count * self._dt_ns)
-        self._publish_joint_states()
-        self._publish_clock()
+        self._emit(self._publish_joint_states)
+        self._emit(self._publish_clock)
         if self._tf_period:
-            self._publish_tf()
-        self._publish_objects()
+            self._emit(self._publish_tf)
+        self._emit(self._publish_objects)
 
     def _publish_unpublished(self) -> None:
         """After single-stepping: make the final state visible even if no output was due at this step."""
         count, ns = self._snapshot
         self._set_stamp(ns)
         if count % self._states_period:
-            self._publish_joint_states()
+            self._emit(self._publish_joint_states)
         if count % self._clock_period:
-            self._publish_clock()
+            self._emit(self._publish_clock)
         if self._tf_period and count % self._tf_period:
-            self._publish_tf()
+            self._emit(self._publish_tf)
         if count % self._objects_period:
-            self._publish_objects()
+            self._emit(self._publish_objects)
+
+    def _emit(self, publish: Callable[[], None]) -> None:
+        """``publish()``; a message the middleware refused is dropped and reported (robot_core.ros.refused_publish)."""
+        try:
+            publish()
+        except self._publish_error as exc:
+            self._refused.refused(_output_name(publish), exc)
 
     def _publish_joint_states(self) -> None:
         if self._group is not None:  # several robots: per robot (none before _start_group has set them up)
@@ -1147,6 +1163,11 @@ def _urdf_text(robot: RobotModel) -> str:
     from robot_core.model.urdf_writer import write_urdf
 
     return write_urdf(robot)
+
+
+def _output_name(publish: Callable[[], None]) -> str:
+    """What a ``_publish_<output>`` method sends, for the refused-message report ("tf", "clock", ...)."""
+    return getattr(publish, "__name__", "an output").removeprefix("_publish_")
 
 
 def main(args: list[str] | None = None) -> int:

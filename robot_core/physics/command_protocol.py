@@ -236,8 +236,9 @@ class DropReporter:
     MAX_REASONS = 256
 
     def __init__(self, log: Callable[[str], None], period: float = 2.0,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, prefix: str = "dropped joint command: "):
         self._log = log
+        self._prefix = prefix
         self._period = period
         self._clock = clock
         self._last: dict[str, tuple[float, int]] = {}  # reason -> (time logged, drops suppressed since)
@@ -252,7 +253,7 @@ class DropReporter:
             self._last[reason] = (last[0], last[1] + 1)
             return False
         extra = f" ({last[1]} more dropped for this reason since)" if last is not None and last[1] else ""
-        self._log(f"dropped joint command: {reason}{extra}")
+        self._log(f"{self._prefix}{reason}{extra}")
         if len(self._last) >= self.MAX_REASONS:
             self._last.clear()
         self._last[reason] = (now, 0)

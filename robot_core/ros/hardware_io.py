@@ -28,6 +28,7 @@ from robot_core.control.topic_based import TopicBasedComponent
 from robot_core.ros import ros_conversions as conv
 from robot_core.ros.message_templates import JointStateBytes
 from robot_core.ros.namespaces import absolute_names_warning
+from robot_core.ros.refused_publish import RefusedPublishes, publish_error
 
 
 class HardwareIo:
@@ -44,6 +45,7 @@ class HardwareIo:
                                            start_parameter_services=False, use_global_arguments=False,
                                            parameter_overrides=[Parameter("use_sim_time", value=False)])
         self._polled: list[tuple[Any, Callable[[Any], None]]] = []
+        self._refused = RefusedPublishes(self.node.get_logger().warning, context)
         self._executor = SingleThreadedExecutor(context=context)
         self._executor.add_node(self.node)
         self._clock_listeners: list[Callable[[float], None]] = []
@@ -110,9 +112,14 @@ class HardwareIo:
         if component.has_sensors:
             self._bridge_sensors(component, qos)
         to_bytes = JointStateBytes()  # serialized once per layout, then only numbers written (message_templates)
+        refused, error = self._refused, publish_error()
+        topic = component.joint_commands_topic
 
         def send(data: JointStateData) -> None:
-            pub.publish(to_bytes(data))
+            try:
+                pub.publish(to_bytes(data))
+            except error as exc:  # dropped, the next cycle's command follows (robot_core.ros.refused_publish)
+                refused.refused(topic, exc)
 
         component.command_sink = send
 
