@@ -240,7 +240,7 @@ def test_killed_manager_leaves_the_simulator_to_stop_the_joints(ros, processes):
     joint1; only the simulator's own watchdog (command_timeout, wall time) can stop the arm before its limit."""
     from std_msgs.msg import Float64MultiArray
 
-    sim = start_simulator(processes)
+    sim = start_simulator(processes, "command_timeout:=0.5")
     cm = start_controller_manager(processes, "use_sim_time:=true", "hardware_mode:=topic")
     code, out = run_spawner("joint_state_broadcaster", "forward_velocity_controller")
     assert code == 0, out
