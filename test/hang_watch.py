@@ -5,6 +5,17 @@ only Python frames: a thread waiting for the GIL, or holding it inside an extens
 Python there. A hang seen once in a quiet full run could not be explained from that dump. This watchdog, a small
 process per pytest process, attaches gdb to it when one test has run ``limit`` seconds and prints every thread's C
 stack to stderr (which pytest-xdist passes to the run's log), so the next such hang names the lock it waits on.
+
+Then it aborts the process: a process frozen that way never ends by itself (the run would wait for it forever),
+while an aborted pytest-xdist worker is reported ("node down"), its test fails and the run goes on with a new
+worker. pytest's faulthandler prints every thread's Python stack on the abort.
+
+What it found first (a hog run, 2026-11-27): Fast DDS deadlocked inside the test process. A receive thread,
+removing a departed peer's writer, held the discovery (PDP) mutex and waited in ``ResourceEvent::unregister_timer``
+for the event thread, which waited for that mutex in ``PDP::set_next_announcement_interval`` (the family of
+eProsima/Fast-DDS issue 6502, open). A Python thread destroying a test node then blocked in
+``rcl_publisher_fini`` while holding the GIL, which froze every other thread of the process, pytest-timeout's
+included.
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ import sys
 # The watchdog's own program: reads "start <nodeid>" / "end" lines; a test still running after LIMIT s gets one
 # gdb dump; EOF (the pytest process ended, however) ends the watchdog.
 _WATCHDOG = r"""
-import os, select, subprocess, sys, time
+import os, select, signal, subprocess, sys, time
 pid, limit, gdb = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 started, test, dumped = None, "", False
 while True:
@@ -35,8 +46,9 @@ while True:
         sys.stderr.flush()
         subprocess.run([gdb, "-p", str(pid), "-batch", "-nx", "-ex", "info threads", "-ex", "thread apply all bt"],
                        stdout=sys.stderr, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=120)
-        sys.stderr.write("==== hang_watch: end of C stacks ====\n")
+        sys.stderr.write("==== hang_watch: end of C stacks; SIGABRT: faulthandler prints the Python stacks ====\n")
         sys.stderr.flush()
+        os.kill(pid, signal.SIGABRT)
 """
 
 
