@@ -7,8 +7,9 @@ process per pytest process, attaches gdb to it when one test has run ``limit`` s
 stack to stderr (which pytest-xdist passes to the run's log), so the next such hang names the lock it waits on.
 
 Then it aborts the process: a process frozen that way never ends by itself (the run would wait for it forever),
-while an aborted pytest-xdist worker is reported ("node down"), its test fails and the run goes on with a new
-worker. pytest's faulthandler prints every thread's Python stack on the abort.
+while an aborted pytest-xdist worker is reported ("node down"), its test fails and the other worker finishes the
+run (the Makefile's ``--max-worker-restart 0``: pytest-xdist 3.8 hung waiting for a replacement's work). pytest's
+faulthandler prints every thread's Python stack on the abort.
 
 What it found first (a hog run, 2026-11-27): Fast DDS deadlocked inside the test process. A receive thread,
 removing a departed peer's writer, held the discovery (PDP) mutex and waited in ``ResourceEvent::unregister_timer``
@@ -30,16 +31,19 @@ import sys
 _WATCHDOG = r"""
 import os, select, signal, subprocess, sys, time
 pid, limit, gdb = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
-started, test, dumped = None, "", False
+started, test, dumped, pending = None, "", False, b""
 while True:
     wait = None if started is None or dumped else max(0.0, started + limit - time.monotonic())
-    ready, _, _ = select.select([sys.stdin], [], [], wait)
+    # the descriptor itself, unbuffered: lines that arrive together must not wait in a buffer select cannot see
+    ready, _, _ = select.select([0], [], [], wait)
     if ready:
-        line = sys.stdin.readline()
-        if not line:
+        chunk = os.read(0, 65536)
+        if not chunk:
             break
-        kind, _, name = line.rstrip("\n").partition(" ")
-        started, test, dumped = (time.monotonic(), name, False) if kind == "start" else (None, "", False)
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            kind, _, name = line.decode(errors="replace").partition(" ")
+            started, test, dumped = (time.monotonic(), name, False) if kind == "start" else (None, "", False)
     elif started is not None and not dumped:
         dumped = True
         sys.stderr.write(f"\n==== hang_watch: {test} still running after {limit:.0f} s; C stacks of pid {pid} ====\n")

@@ -76,6 +76,10 @@ def test_sim_clock_pacing_follows_simulated_time_only():
     worker.start()
     for ms in range(0, 36):  # a simulator publishing /clock every 1 ms of simulated time, up to 35 ms
         pacing.on_clock(ms * 1e-3)
+        if ms % 10 == 0:
+            # A cycle is due: the clock moves on once the loop took it. (A loop thread that a loaded machine woke
+            # late would stamp its cycle with the newer time it then sees, as it should: a hog run's 0.021.)
+            wait_for(lambda n=ms // 10 + 1: len(ticks) >= n, 5, f"the cycle due at {ms} ms")
         time.sleep(0.002)
     wait_for(lambda: len(ticks) == 4, 5, "four cycles")
     worker.join(5)
