@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import mujoco
 import pytest
@@ -127,6 +128,21 @@ def ros() -> Iterator[RosTestContext]:
         yield ctx
     finally:
         ctx.shutdown()
+
+
+@pytest.fixture
+def context() -> Iterator[Any]:
+    """A bare initialised rclpy context, no executor: for a node the test builds and drives itself."""
+    pytest.importorskip("rclpy")
+    import rclpy
+    from rclpy.context import Context
+
+    ctx = Context()
+    rclpy.init(context=ctx)
+    try:
+        yield ctx
+    finally:
+        ctx.try_shutdown()
 
 
 @pytest.fixture

@@ -76,20 +76,6 @@ def _make(node: str, context: Any, overrides: list[Any]) -> Any:
     return RbcNode(**kwargs)
 
 
-@pytest.fixture
-def context() -> Iterator[Any]:
-    pytest.importorskip("rclpy")
-    import rclpy
-    from rclpy.context import Context
-
-    ctx = Context()
-    rclpy.init(context=ctx)
-    try:
-        yield ctx
-    finally:
-        ctx.try_shutdown()
-
-
 @pytest.mark.parametrize("given", [False, True], ids=["defaults", "every-optional-given"])
 @pytest.mark.parametrize("node", sorted(NODE_PARAMS))
 def test_declared_parameters_match_the_page(node: str, given: bool, context: Any):

@@ -8,26 +8,11 @@ is refused by the middleware's own error type for a while (the refusal itself ca
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from ros_harness import REPO, wait_for
 
 pytest.importorskip("rclpy")
-
-
-@pytest.fixture
-def context() -> Iterator[Any]:
-    import rclpy
-    from rclpy.context import Context
-
-    ctx = Context()
-    rclpy.init(context=ctx)
-    try:
-        yield ctx
-    finally:
-        ctx.try_shutdown()
 
 
 def refusal() -> Exception:
