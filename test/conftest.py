@@ -79,8 +79,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     if report.failed and call.when in ("setup", "call"):
         for proc in processes_to_show(item.stash.get(_STARTED_AT, time.monotonic())):
             state = "running" if proc.alive() else f"exited {proc.proc.returncode}"
-            report.sections.append((f"output of {proc.name} (pid {proc.proc.pid}, {state}), last 4000 characters",
-                                    proc.output()[-4000:]))
+            text = proc.output()
+            # A crash's faulthandler dump names the crashing thread first ("Current thread"): show it from there
+            # (a manager's SIGSEGV in a quiet run was cut off above its last 4000 characters).
+            crash = text.find("Fatal Python error")
+            shown, which = (text[crash:crash + 12000], "from its crash") if crash >= 0 else \
+                (text[-4000:], "last 4000 characters")
+            report.sections.append((f"output of {proc.name} (pid {proc.proc.pid}, {state}), {which}", shown))
     if call.when == "teardown":
         forget_ended_processes()
     return report
