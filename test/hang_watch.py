@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 # The watchdog's own program: reads "start <nodeid>" / "end" lines; a test still running after LIMIT s gets one
-# gdb dump; EOF (the pytest process ended, however) ends the watchdog.
+# gdb dump and then SIGABRT; EOF (the pytest process ended, however) ends the watchdog.
 _WATCHDOG = r"""
 import os, select, signal, subprocess, sys, time
 pid, limit, gdb = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
@@ -48,11 +48,18 @@ while True:
         dumped = True
         sys.stderr.write(f"\n==== hang_watch: {test} still running after {limit:.0f} s; C stacks of pid {pid} ====\n")
         sys.stderr.flush()
-        subprocess.run([gdb, "-p", str(pid), "-batch", "-nx", "-ex", "info threads", "-ex", "thread apply all bt"],
-                       stdout=sys.stderr, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=120)
+        try:
+            subprocess.run([gdb, "-p", str(pid), "-batch", "-nx", "-ex", "info threads", "-ex",
+                            "thread apply all bt"], stdout=sys.stderr, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, timeout=120)
+        except subprocess.TimeoutExpired:
+            sys.stderr.write("(gdb did not finish within 120 s)\n")
         sys.stderr.write("==== hang_watch: end of C stacks; SIGABRT: faulthandler prints the Python stacks ====\n")
         sys.stderr.flush()
-        os.kill(pid, signal.SIGABRT)
+        try:
+            os.kill(pid, signal.SIGABRT)
+        except ProcessLookupError:
+            pass
 """
 
 
