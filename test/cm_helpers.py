@@ -21,8 +21,7 @@ HOME = [0.0, 0.3, 0.0, 1.9, 0.0, 0.94, 0.0]
 
 
 def start_simulator(processes: list[NodeProcess], *params: str) -> NodeProcess:
-    if not any(p.startswith("command_timeout:=") for p in params):
-        params = (*params, TEST_COMMAND_TIMEOUT)
+    params = with_default(params, TEST_COMMAND_TIMEOUT)
     args = ["--ros-args", "-p", f"urdf_path:={RC_ARM}"]
     if not any(p.startswith(("cameras:=", "sensors:=")) for p in params):
         params = ("cameras:=false", *params)  # rc_arm's scene camera: no test here looks at its images
@@ -44,11 +43,16 @@ TEST_STATE_TIMEOUT = "state_timeout:=5.0"
 TEST_COMMAND_TIMEOUT = "command_timeout:=2.0"
 
 
+def with_default(params: tuple[str, ...], default: str) -> tuple[str, ...]:
+    """``params`` plus ``default`` ("name:=value") unless the test gave that parameter itself."""
+    name = default.split(":=", 1)[0] + ":="
+    return params if any(p.startswith(name) for p in params) else (*params, default)
+
+
 def start_controller_manager(processes: list[NodeProcess], *params: str, yaml: Path = CONTROLLERS_YAML,
                              extra_args: tuple[str, ...] = ()) -> NodeProcess:
     args = ["--ros-args", "--params-file", str(yaml)]
-    if not any(p.startswith("state_timeout:=") for p in params):
-        params = (*params, TEST_STATE_TIMEOUT)
+    params = with_default(params, TEST_STATE_TIMEOUT)
     if "hardware_mode:=embedded" in params and not any(p.startswith(("cameras:=", "sensors:=")) for p in params):
         params = ("cameras:=false", *params)  # rc_arm's scene camera, rendered by the embedded physics otherwise
     for p in params:

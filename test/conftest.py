@@ -96,7 +96,7 @@ _HANG_WATCH: list[HangWatch] = []  # made at this process's first test (xdist's 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """A test still running 10 s after pytest-timeout's limit is blocked in C: hang_watch prints its C stacks."""
+    """A test still running 10 s after pytest-timeout's limit is blocked in C: hang_watch dumps and aborts it."""
     if not _HANG_WATCH:
         _HANG_WATCH.append(HangWatch(float(item.config.getini("timeout") or 300) + 10.0))
     _HANG_WATCH[0].start(item.nodeid)
