@@ -244,8 +244,8 @@ class RbcNode(ReadOnlyReasons, Node):
         # The hot path (state in, ~/<var> out) gets no QoS-event handlers: each one is an extra entity in every
         # wait of the executor. Command publishers keep them (an incompatible driver is worth a warning).
         self._state_subs = [
-            self.create_subscription(cls, topic, lambda msg, t=topic: self._guarded_state(t, msg), STATE_QOS,
-                                     event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
+            (topic, self.create_subscription(cls, topic, lambda msg, t=topic: self._guarded_state(t, msg), STATE_QOS,
+                                             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False)))
             for topic, cls in coupler.subscriptions()]
         self._cmd_pubs = {topic: self.create_publisher(cls, topic, COMMAND_QOS)
                           for topic, cls in coupler.publications()}
@@ -379,9 +379,26 @@ class RbcNode(ReadOnlyReasons, Node):
                             throttle_duration_sec=5.0)
 
     # --- the cycle --------------------------------------------------------------------------------------------
+    def _take_queued_states(self) -> None:
+        """Apply the state messages already waiting in DDS before the cycle judges staleness. rclpy's executor
+        runs a due timer before the subscriptions that became ready with it, so a process starved for longer than
+        ``stale_timeout`` woke to a cycle that called a live driver stale (and aborted the goals on it) with its
+        messages still queued. The node's executor is single-threaded: nothing else takes them meanwhile."""
+        for topic, sub in self._state_subs:
+            handle = getattr(sub, "handle", None)
+            if handle is None or not hasattr(handle, "take_message"):
+                continue
+            while True:
+                with handle:
+                    got = handle.take_message(sub.msg_type, sub.raw)
+                if got is None:
+                    break
+                self._guarded_state(topic, got[0])
+
     def _cycle(self) -> None:
         coupler = self.coupler
         assert coupler is not None
+        self._take_queued_states()
         now = time.monotonic()
         if self.p["publish_state_on_message"]:
             # Commands change every cycle; state outputs went out on message arrival and are repeated here only
