@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -156,6 +157,35 @@ def test_wall_pacing_and_overrun_accounting():
     assert set(stats) >= {"cycles", "overruns", "overrun_ratio", "mean", "p99", "max", "achieved_rate"}
     loop.reset_statistics()
     assert loop.statistics()["cycles"] == 0
+
+
+def test_a_stalled_cycle_prints_every_thread_only_when_asked(tmp_path):
+    """ROBOT_CORE_STALL_DUMP: a cycle running past it prints every thread's stack (from faulthandler's own thread,
+    so a stalled thread holding the interpreter cannot stop it); a cycle within it prints nothing."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "stall.py"
+    script.write_text(
+        "import sys, time\n"
+        "from robot_core.ros.control_loop import ControlLoop, WallPacing\n"
+        "def cycle(t, period):\n"
+        "    time.sleep(float(sys.argv[1]))\n"
+        "loop = ControlLoop(cycle, WallPacing(100.0, time.monotonic), 100.0)\n"
+        "loop.start()\n"
+        "time.sleep(0.2 + 2 * float(sys.argv[1]))\n"
+        "print('stopped', loop.stop(), flush=True)\n")
+    env = {**os.environ, "ROBOT_CORE_STALL_DUMP": "0.1"}
+
+    def run(cycle_seconds: float) -> str:
+        out = subprocess.run([sys.executable, str(script), str(cycle_seconds)], env=env, capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stderr
+
+    stalled = run(0.4)
+    assert "Timeout (0:00:00.1" in stalled and "in cycle" in stalled and "in _run" in stalled, stalled
+    assert "Timeout" not in run(0.001)
 
 
 # ---------------------------------------------------------------------------------------------- conversions

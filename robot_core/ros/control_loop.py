@@ -15,7 +15,9 @@ keeps the achieved rate; it knows nothing about ROS.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +25,7 @@ from collections.abc import Callable, Iterator
 from robot_core.control.loop_stats import LoopStats
 
 Tick = tuple[float, float]  # (time, period) handed to read/update/write
+STALL_DUMP_ENV = "ROBOT_CORE_STALL_DUMP"
 _IDLE: Tick = (math.nan, math.nan)  # SimClockPacing: no cycle due for a while
 
 
@@ -259,6 +262,18 @@ class LockstepPacing:
         return self.sim_time(), self.period
 
 
+def stall_dump_seconds() -> float:
+    """``ROBOT_CORE_STALL_DUMP`` (seconds; unset, 0 or not a number: off): a cycle still running after that long
+    prints every thread's Python stack to stderr. A diagnostic for cycles that stall for seconds on a loaded
+    machine: where they stand can only be seen while they stand, and faulthandler's own thread prints it even when
+    the stalled thread holds the interpreter. Costs about 70 us a cycle, so it is off unless asked for."""
+    try:
+        seconds = float(os.environ.get(STALL_DUMP_ENV, "0"))
+    except ValueError:
+        return 0.0
+    return seconds if math.isfinite(seconds) and seconds > 0.0 else 0.0
+
+
 class ControlLoop:
     """A thread calling ``cycle(time, period)`` as paced, recording execution times."""
 
@@ -288,14 +303,24 @@ class ControlLoop:
             self.on_start()
         perf = time.perf_counter
         done = getattr(self.pacing, "cycle_done", None)
+        stall = stall_dump_seconds()
         while True:
             tick = self.pacing.wait_next(self._stop)
             if tick is None:
                 return
             t, period = tick
             with self.gate.cycle():
+                if stall:
+                    try:
+                        faulthandler.dump_traceback_later(stall)
+                    except (OSError, ValueError, RuntimeError):  # stderr is no file (in-process use)
+                        stall = 0.0
                 t0 = perf()
-                self.cycle(t, period)
+                try:
+                    self.cycle(t, period)
+                finally:
+                    if stall:
+                        faulthandler.cancel_dump_traceback_later()
                 dt = perf() - t0
             self.last_time = t
             if done is not None:
