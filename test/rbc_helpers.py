@@ -22,6 +22,9 @@ STATES = "/robot_joint_states"
 FORWARD_POSITION = "/forward_position_controller/commands"
 FORWARD_VELOCITY = "/forward_velocity_controller/commands"
 FAKE_DRIVER = "/fake_driver/joint_states"  # planar2's q when the test plays its driver (Servo)
+# The rbc nodes' stale_timeout in tests not about staleness: hog runs starved a state publisher past 1 s (a reacher
+# then rightly aborted on its stale q, 1.06 s without states seen); the staleness tests set their own.
+TEST_STALE_TIMEOUT = 3.0
 
 
 def load_rc_arm() -> Any:

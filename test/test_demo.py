@@ -105,7 +105,10 @@ def test_demo_succeeds_and_writes_plot_rendering_and_summary(tmp_path, processes
     for g in goals.values():
         assert 0.0 <= g["max_tracking_error"] < 0.5 and g["sim_seconds"] > 0.5
     assert 0.05 < summary["real_time_factor"] < 5.0
-    assert summary["sim_seconds"] > 10.0  # the trajectory alone is 8 s of simulated time
+    # the run's simulated time covers its goals' (the trajectory alone is 8 s); the steps between them add little
+    # and less under load, where the simulator runs slower than real time (9.976 s for goals of 9.72 s was seen)
+    goal_seconds = sum(g["sim_seconds"] for g in goals.values())  # each rounded to 1 ms
+    assert summary["sim_seconds"] >= max(8.0, goal_seconds - 0.005), summary
     samples, seconds = summary["samples"], summary["sim_seconds"]
     assert samples["actual_samples"] >= 10 * seconds and samples["commanded_samples"] >= 5 * seconds, (samples, seconds)
     assert set(summary["controllers"].values()) == {"active", "inactive"}

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from rbc_helpers import (
     FAKE_DRIVER,
+    TEST_STALE_TIMEOUT,
     Client,
     Goal,
     created_pid,
@@ -38,10 +39,8 @@ HERE = Path(__file__).resolve().parent
 def mixed_proc(tmp_path_factory):
     urdf = fake_driver_urdf(tmp_path_factory.mktemp("rbcmixed") / "planar2.urdf", FAKE_DRIVER)
     env = {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    # stale_timeout 3 s: the fake driver runs in this test process, which a hog run starved past 1 s (a reacher
-    # then rightly refused its stale q); no test here is about staleness
     proc = NodeProcess.python(HERE / "rbc_probe_node.py", "--ros-args", "-p", f"urdf_path:={urdf}", "-p",
-                              "rate:=100.0", "-p", "stale_timeout:=3.0", env=env)
+                              "rate:=100.0", "-p", f"stale_timeout:={TEST_STALE_TIMEOUT}", env=env)
     yield from serving_rbc(proc)
 
 

@@ -24,6 +24,7 @@ from rbc_helpers import (
     ARM,
     PLANAR2,
     RC_ARM,
+    TEST_STALE_TIMEOUT,
     Client,
     Goal,
     WrenchWatch,
@@ -49,8 +50,8 @@ def stack(tmp_path_factory):
     urdf = arm_urdf(tmp_path_factory.mktemp("rbc") / "rc_arm_rbc.urdf")
     procs = [start("simulator", "-p", f"urdf_path:={urdf}", "-p", "tf_rate:=20.0")]
     try:
-        # stale_timeout 1 s: a loaded test machine may starve a process for half a second.
-        procs.append(start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p", "stale_timeout:=1.0"))
+        procs.append(start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p",
+                           f"stale_timeout:={TEST_STALE_TIMEOUT}"))
         procs[0].wait_for_output("simulator ready", 60)
         procs[1].wait_for_output("rbc ready", 60)
         yield {"urdf": urdf, "sim": procs[0], "rbc": procs[1]}

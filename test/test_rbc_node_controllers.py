@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from cm_helpers import HOME, CmClient, run_spawner, start_controller_manager, start_simulator
-from rbc_helpers import RC_ARM, Client, Goal, joint_goal, start
+from rbc_helpers import RC_ARM, TEST_STALE_TIMEOUT, Client, Goal, joint_goal, start
 from ros_harness import REPO, wait_for
 
 pytest.importorskip("rclpy")
@@ -24,7 +24,7 @@ def test_example_arm_tags_read_a_nested_field_and_drive_the_forward_position_con
 
     start_simulator(processes)
     start_controller_manager(processes, yaml=REPO / "config" / "controllers.yaml")
-    rbc = start("rbc", "-p", f"urdf_path:={RC_ARM}", "-p", "stale_timeout:=1.0")
+    rbc = start("rbc", "-p", f"urdf_path:={RC_ARM}", "-p", f"stale_timeout:={TEST_STALE_TIMEOUT}")
     processes.append(rbc)
     rbc.wait_for_output("rbc ready", 60)
     code, out = run_spawner("joint_trajectory_controller")

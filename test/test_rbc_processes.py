@@ -15,6 +15,7 @@ import time
 import pytest
 from rbc_helpers import (
     FAKE_DRIVER,
+    TEST_STALE_TIMEOUT,
     Goal,
     created_pid,
     fake_driver_urdf,
@@ -38,9 +39,7 @@ JOINTS = ["joint1", "joint2"]
 @pytest.fixture(scope="module")
 def rbc_proc(tmp_path_factory):
     urdf = fake_driver_urdf(tmp_path_factory.mktemp("rbcproc") / "planar2.urdf", TOPIC)
-    # stale_timeout 3 s: the fake driver runs in this test process, which a hog run starved past 1 s (the reacher
-    # then rightly refused its stale q); no test here is about staleness
-    proc = start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p", "stale_timeout:=3.0",
+    proc = start("rbc", "-p", f"urdf_path:={urdf}", "-p", "rate:=100.0", "-p", f"stale_timeout:={TEST_STALE_TIMEOUT}",
                  "-p", "instance_processes:=true")
     yield from serving_rbc(proc)
 
