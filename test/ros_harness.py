@@ -87,8 +87,8 @@ def isolate_ros_environment() -> int:
     os.environ.pop("ROS_STATIC_PEERS", None)
     os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
     os.environ["PYTHONUNBUFFERED"] = "1"
-    # a controller manager's cycle stalled for seconds in hog runs: one that runs 1 s prints where every thread is
-    os.environ.setdefault("ROBOT_CORE_STALL_DUMP", "1.0")
+    # a controller manager's cycle stalled for seconds in hog runs: one that runs 0.5 s prints where every thread is
+    os.environ.setdefault("ROBOT_CORE_STALL_DUMP", "0.5")
     return int(os.environ["ROS_DOMAIN_ID"])
 
 
