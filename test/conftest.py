@@ -23,6 +23,7 @@ from ros_harness import (
     isolate_ros_environment,
     processes_to_show,
     reap_leftover_processes,
+    stack_dumps,
 )
 from sim_helpers import HOME, SimClient, near, start_simulator
 
@@ -86,6 +87,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
             shown, which = (text[crash:crash + 12000], "from its crash") if crash >= 0 else \
                 (text[-4000:], "last 4000 characters")
             report.sections.append((f"output of {proc.name} (pid {proc.proc.pid}, {state}), {which}", shown))
+            # where it stands, if it still runs: a node alive and silent (a manager that stopped answering) can
+            # only be diagnosed now
+            stacks = stack_dumps(proc)
+            if stacks:
+                report.sections.append((f"Python stacks of {proc.name} (pid {proc.proc.pid}) at the failure",
+                                        stacks[-12000:]))
     if call.when == "teardown":
         forget_ended_processes()
     return report

@@ -89,6 +89,10 @@ def isolate_ros_environment() -> int:
     os.environ["PYTHONUNBUFFERED"] = "1"
     # a controller manager's cycle stalled for seconds in hog runs: one that runs 0.5 s prints where every thread is
     os.environ.setdefault("ROBOT_CORE_STALL_DUMP", "0.5")
+    # SIGUSR1's stack dumps (robot_core.stack_dumps) go to files here, for a failing test's report (stack_dumps)
+    stacks = Path(tempfile.gettempdir()) / f"robot_core_stacks_{os.environ['ROS_DOMAIN_ID']}"
+    stacks.mkdir(exist_ok=True)
+    os.environ["ROBOT_CORE_STACKS_DIR"] = str(stacks)
     return int(os.environ["ROS_DOMAIN_ID"])
 
 
@@ -244,6 +248,69 @@ def processes_to_show(since: float) -> list[NodeProcess]:
     """The node processes a failing test's report shows: alive now (a class's shared simulator too) or started
     since ``since`` (monotonic s)."""
     return [p for p in _STARTED if p.alive() or p.started >= since]
+
+
+def _family(pid: int) -> list[int]:
+    """``pid``, its process group and all their descendants (a bring-up starts its nodes in sessions of their
+    own)."""
+    parent: dict[int, int] = {}
+    group: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parent[int(entry.name)] = int(fields[1])
+                if int(fields[2]) == pid:
+                    group.append(int(entry.name))
+    family, todo = set(), [pid, *group]
+    while todo:
+        p = todo.pop()
+        if p not in family:
+            family.add(p)
+            todo.extend(c for c, pp in parent.items() if pp == p)
+    return sorted(family)
+
+
+def _handles_usr1(pid: int) -> bool:
+    """Whether ``pid`` catches SIGUSR1 (its default action ends the process)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigCgt:"):
+                return bool(int(line.split()[1], 16) >> (signal.SIGUSR1 - 1) & 1)
+    return False
+
+
+def stack_dumps(proc: NodeProcess, timeout: float = 3.0) -> str:
+    """Every thread's Python stack, now, of each process of ``proc``'s family (:func:`_family`) that dumps on
+    SIGUSR1 (robot_core.stack_dumps, into ROBOT_CORE_STACKS_DIR): where a node that went silent stands."""
+    folder = os.environ.get("ROBOT_CORE_STACKS_DIR")
+    if not folder or not proc.alive():
+        return ""
+    asked: dict[int, tuple[Path, int]] = {}
+    for pid in _family(proc.proc.pid):
+        if _handles_usr1(pid):
+            path = Path(folder) / f"{pid}.txt"
+            with contextlib.suppress(OSError):
+                before = path.stat().st_size if path.exists() else 0
+                os.kill(pid, signal.SIGUSR1)
+                asked[pid] = (path, before)
+
+    def grown() -> bool:
+        return all(path.exists() and path.stat().st_size > before for path, before in asked.values())
+
+    deadline = time.monotonic() + timeout
+    while not grown() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # a dump of many threads is written in pieces
+    parts = []
+    for pid, (path, before) in asked.items():
+        with contextlib.suppress(OSError):
+            with path.open("rb") as f:
+                f.seek(before)
+                text = f.read().decode("utf-8", "replace")
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:160]
+            parts.append(f"--- pid {pid}: {cmd}\n{text}")
+    return "\n".join(parts)
 
 
 def forget_ended_processes() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from cm_helpers import CONTROLLERS_YAML
 from rbc_helpers import Client, Goal, arm_urdf, joint_goal
-from ros_harness import REPO, NodeProcess, wait_for
+from ros_harness import REPO, NodeProcess, stack_dumps, wait_for
 
 from robot_core.bringup.supervisor import Supervisor
 from robot_core.ros.node_main import ShutdownRequest, params_files
@@ -99,6 +99,21 @@ def test_running_node_exits_0_without_traceback(ros, processes, tmp_path, script
         probe = ros.node("signal_test_probe")
         wait_for(lambda: "spawner_some_controller" in probe.get_node_names(), 60, "the spawner on the graph")
     _signal(proc, *PATTERNS[pattern])
+    _assert_clean_exit(proc)
+
+
+@pytest.mark.ros
+def test_sigusr1_prints_every_thread_of_a_running_node_which_runs_on(processes):
+    """robot_core.stack_dumps: where a live node's threads stand, into ROBOT_CORE_STACKS_DIR (the harness sets it),
+    and the node carries on; a SIGTERM still ends it cleanly."""
+    proc = NodeProcess.console_script("simulator", "--ros-args", "-p", f"urdf_path:={REPO / 'urdf' / 'planar2.urdf'}")
+    processes.append(proc)
+    proc.wait_for_output(READY["simulator"], timeout=90)
+    stacks = stack_dumps(proc)
+    assert "Thread 0x" in stacks and "most recent call first" in stacks and "simulator" in stacks, stacks
+    assert "Thread 0x" not in proc.output()  # in the dump file, not in the node's own log
+    assert proc.alive()
+    _signal(proc, SIGTERM, None)
     _assert_clean_exit(proc)
 
 

@@ -21,7 +21,6 @@ default handlers turn each one into a KeyboardInterrupt wherever the main thread
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import logging
 import os
 import signal
@@ -31,6 +30,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from robot_core.stack_dumps import enable_stack_dumps
 
 # Console scripts (and ros2 run executables) whose process is one robot_core node.
 NODE_SCRIPTS = frozenset({"simulator", "controller_manager", "ros2_control_node", "rbc", "spawner", "unspawner"})
@@ -130,8 +131,7 @@ def init_rclpy(args: Sequence[str] | None = None) -> None:
     from robot_core.yaml_guard import YamlLimitError, check_yaml_file
 
     SHUTDOWN.install()
-    with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr may be no file (in-process use)
-        faulthandler.enable()  # a crash in C prints every thread's Python stack to the node's log
+    enable_stack_dumps()  # a crash in C, or SIGUSR1, prints every thread's Python stack (robot_core.stack_dumps)
     argv = list(sys.argv if args is None else args)
     for path in params_files(argv):
         try:
