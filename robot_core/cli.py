@@ -18,7 +18,7 @@ from typing import Any
 
 from robot_core.model.robot_model import RobotModel, RobotModelError, RobotModelWarning
 from robot_core.ros.graph_exit import kept_participants
-from robot_core.stack_dumps import enable_stack_dumps
+from robot_core.ros.stack_dumps import enable_stack_dumps
 
 EXIT_BAD_INPUT = 2
 
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     # A crash in C (rclpy, MuJoCo) prints every thread's Python stack instead of only "exited (-11)", and SIGUSR1
-    # prints them on demand (robot_core.stack_dumps)
+    # prints them on demand (robot_core.ros.stack_dumps)
     enable_stack_dumps()
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings(record=True) as caught:

@@ -89,7 +89,7 @@ def isolate_ros_environment() -> int:
     os.environ["PYTHONUNBUFFERED"] = "1"
     # a controller manager's cycle stalled for seconds in hog runs: one that runs 0.5 s prints where every thread is
     os.environ.setdefault("ROBOT_CORE_STALL_DUMP", "0.5")
-    # SIGUSR1's stack dumps (robot_core.stack_dumps) go to files here, for a failing test's report (stack_dumps)
+    # SIGUSR1's stack dumps (robot_core.ros.stack_dumps) go to files here, for a failing test's report (stack_dumps)
     stacks = Path(tempfile.gettempdir()) / f"robot_core_stacks_{os.environ['ROS_DOMAIN_ID']}"
     stacks.mkdir(exist_ok=True)
     os.environ["ROBOT_CORE_STACKS_DIR"] = str(stacks)
@@ -282,7 +282,7 @@ def _handles_usr1(pid: int) -> bool:
 
 def stack_dumps(proc: NodeProcess, timeout: float = 3.0) -> str:
     """Every thread's Python stack, now, of each process of ``proc``'s family (:func:`_family`) that dumps on
-    SIGUSR1 (robot_core.stack_dumps, into ROBOT_CORE_STACKS_DIR): where a node that went silent stands."""
+    SIGUSR1 (robot_core.ros.stack_dumps, into ROBOT_CORE_STACKS_DIR): where a node that went silent stands."""
     folder = os.environ.get("ROBOT_CORE_STACKS_DIR")
     if not folder or not proc.alive():
         return ""

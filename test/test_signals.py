@@ -104,7 +104,7 @@ def test_running_node_exits_0_without_traceback(ros, processes, tmp_path, script
 
 @pytest.mark.ros
 def test_sigusr1_prints_every_thread_of_a_running_node_which_runs_on(processes):
-    """robot_core.stack_dumps: where a live node's threads stand, into ROBOT_CORE_STACKS_DIR (the harness sets it),
+    """robot_core.ros.stack_dumps: where a live node's threads stand, into ROBOT_CORE_STACKS_DIR (the harness sets it),
     and the node carries on; a SIGTERM still ends it cleanly."""
     proc = NodeProcess.console_script("simulator", "--ros-args", "-p", f"urdf_path:={REPO / 'urdf' / 'planar2.urdf'}")
     processes.append(proc)

@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     from robot_core.nodes.rbc_instance_node import InstanceNode
     from robot_core.rbc.instance_process import InstanceRunner, load_model, set_parent_death_signal
     from robot_core.ros.apply_wrench_caller import ApplyWrenchCaller
-    from robot_core.stack_dumps import enable_stack_dumps
+    from robot_core.ros.stack_dumps import enable_stack_dumps
 
     args = sys.argv[1:] if argv is None else argv
     spec = json.loads(args[-1])

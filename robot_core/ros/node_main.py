@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from robot_core.stack_dumps import enable_stack_dumps
+from robot_core.ros.stack_dumps import enable_stack_dumps
 
 # Console scripts (and ros2 run executables) whose process is one robot_core node.
 NODE_SCRIPTS = frozenset({"simulator", "controller_manager", "ros2_control_node", "rbc", "spawner", "unspawner"})
@@ -131,7 +131,7 @@ def init_rclpy(args: Sequence[str] | None = None) -> None:
     from robot_core.yaml_guard import YamlLimitError, check_yaml_file
 
     SHUTDOWN.install()
-    enable_stack_dumps()  # a crash in C, or SIGUSR1, prints every thread's Python stack (robot_core.stack_dumps)
+    enable_stack_dumps()  # a crash in C, or SIGUSR1, prints every thread's Python stack (robot_core.ros.stack_dumps)
     argv = list(sys.argv if args is None else args)
     for path in params_files(argv):
         try:
