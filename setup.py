@@ -21,7 +21,6 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(include=["robot_core", "robot_core.*"]),
-    package_data={"robot_core.ros": ["fastdds_discovery.xml"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

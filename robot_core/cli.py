@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from robot_core.model.robot_model import RobotModel, RobotModelError, RobotModelWarning
-from robot_core.ros.dds_discovery import use_discovery_profile
 from robot_core.ros.graph_exit import kept_participants
 from robot_core.ros.stack_dumps import enable_stack_dumps
 
@@ -223,8 +222,6 @@ def _main(argv: list[str] | None) -> int:
     # A crash in C (rclpy, MuJoCo) prints every thread's Python stack instead of only "exited (-11)", and SIGUSR1
     # prints them on demand (robot_core.ros.stack_dumps)
     enable_stack_dumps()
-    # before any participant exists; the nodes it starts inherit the choice (robot_core.ros.dds_discovery)
-    use_discovery_profile()
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RobotModelWarning)

@@ -21,8 +21,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from robot_core.ros.dds_discovery import use_discovery_profile
-
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -88,8 +86,6 @@ def isolate_ros_environment() -> int:
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     os.environ.pop("ROS_STATIC_PEERS", None)
     os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-    # the test process and every process it starts use the product's discovery profile, as a node would
-    use_discovery_profile()
     os.environ["PYTHONUNBUFFERED"] = "1"
     # a controller manager's cycle stalled for seconds in hog runs: one that runs 0.5 s prints where every thread is
     os.environ.setdefault("ROBOT_CORE_STALL_DUMP", "0.5")

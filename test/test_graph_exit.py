@@ -1,5 +1,5 @@
 """robot_core.ros.graph_exit over DDS: a process that leaves the graph that way is gone from its peers' graph at
-once (its node and its endpoints, long before the 40 s lease of the participant it keeps), the node that keeps
+once (its node and its endpoints, long before the 20 s lease of the participant it keeps), the node that keeps
 the participant is hidden, and the process goes on and ends with os._exit, exit code intact."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_a_leaving_node_is_gone_from_the_graph_at_once_and_its_process_ends_as_i
         (tmp_path / "go").touch()
         proc.wait_for_output("left, keeping 1", 60)
         wait_for(lambda: "leaver" not in names() and watcher.count_publishers("/leaver_says") == 0, 10,
-                 "the leaver and its publisher gone (sooner than the participant's 40 s lease)")
+                 "the leaver and its publisher gone (sooner than the participant's 20 s lease)")
         assert {n for n in names() if "leaver" in n} <= {"_leaver_leaving"}  # hidden from `ros2 node list`
         (tmp_path / "end").touch()
         assert proc.proc.wait(timeout=30) == 7

@@ -44,35 +44,20 @@ def test_two_namespaced_arms_follow_goals_at_the_same_time(ros, processes):
         return all((name, f"/{ns}") in nodes for ns in ROBOTS for name in ("simulator", "controller_manager",
                                                                           "joint_trajectory_controller", "rbc"))
     wait_for(graph_complete, 30, "both robots' nodes in the graph")
+    nodes = set(node.get_node_names_and_namespaces())
+    in_root = {("simulator", "/"), ("controller_manager", "/"), ("joint_state_broadcaster", "/"), ("rbc", "/")}
+    assert not in_root & nodes, nodes
     wanted = {f"/{ns}/{t}" for ns in ROBOTS
               for t in ("robot_joint_states", "robot_joint_commands", "joint_states", "clock", "robot_description")}
     # topics are discovered after their nodes (a quiet CI run listed the graph before /arm1/robot_description)
     wait_for(lambda: wanted <= {name for name, _ in node.get_topic_names_and_types()}, 30,
              f"the namespaced topics {sorted(wanted)} in the graph")
-    root_nodes = {("simulator", "/"), ("controller_manager", "/"), ("joint_state_broadcaster", "/"), ("rbc", "/")}
-    root_names = {"/robot_joint_states", "/robot_joint_commands", "/joint_states", "/robot_description",
-                  "/forward_position_controller/commands", "/joint_trajectory_controller/controller_state"}
-
-    def in_root() -> dict[str, list[tuple[str, str]]]:
-        """Root-namespace nodes and topics with their endpoints' nodes, /clock's publishers among them (each
-        simulator's time is its own: /<ns>/clock)."""
-        topics = {name for name, _ in node.get_topic_names_and_types()} & root_names
-        found = {t: [(i.node_namespace, i.node_name) for i in node.get_publishers_info_by_topic(t)
-                     + node.get_subscriptions_info_by_topic(t)] for t in topics}
-        clock = [(i.node_namespace, i.node_name) for i in node.get_publishers_info_by_topic("/clock")]
-        if clock:
-            found["/clock"] = clock
-        nodes = root_nodes & set(node.get_node_names_and_namespaces())
-        if nodes:
-            found["nodes"] = sorted(nodes)
-        return found
-
-    # Waited on: the endpoints of a node an earlier test of this worker killed stay in the graph until its lease
-    # ends (40 s, robot_core.ros.dds_discovery); ours are all namespaced from the start
-    try:
-        wait_for(lambda: not in_root(), 60, "no node or endpoint in the root namespace")
-    except TimeoutError:
-        raise AssertionError(f"in the root namespace: {in_root()}") from None
+    topics = {name for name, _ in node.get_topic_names_and_types()}
+    root = {"/robot_joint_states", "/robot_joint_commands", "/joint_states", "/robot_description",
+            "/forward_position_controller/commands", "/joint_trajectory_controller/controller_state"} & topics
+    assert not root, {t: [(i.node_namespace, i.node_name) for i in node.get_publishers_info_by_topic(t)
+                          + node.get_subscriptions_info_by_topic(t)] for t in root}
+    assert not node.get_publishers_info_by_topic("/clock")  # each simulator's time is its own: /<ns>/clock
 
     # /tf and /tf_static are shared, with each robot's frames under its prefix
     frames: set[tuple[str, str]] = set()

@@ -77,12 +77,12 @@ def test_two_arms_from_a_robots_file_follow_goals_at_the_same_time(ros, processe
     topics = {name for name, _ in node.get_topic_names_and_types()}
     assert not {"/robot_joint_states", "/robot_joint_commands", "/robot_description", "/joint_states"} & topics
     # only the simulator publishes /clock. Waited on: a writer can be known before the message naming its node
-    # (then "_NODE_NAME_UNKNOWN_"), and a killed earlier test's writer stays until its lease ends (40 s)
+    # (then "_NODE_NAME_UNKNOWN_"), and a killed earlier test's writer stays until its lease ends (20 s)
     def clock_publishers() -> list[tuple[str, str]]:
         return [(i.node_namespace, i.node_name) for i in node.get_publishers_info_by_topic("/clock")]
 
     try:
-        wait_for(lambda: clock_publishers() == [("/", "simulator")], 60, "the simulator as /clock's only publisher")
+        wait_for(lambda: clock_publishers() == [("/", "simulator")], 40, "the simulator as /clock's only publisher")
     except TimeoutError:
         raise AssertionError(f"/clock publishers: {clock_publishers()}") from None
 

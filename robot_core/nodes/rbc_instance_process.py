@@ -35,7 +35,6 @@ def main(argv: list[str] | None = None) -> int:
     from robot_core.nodes.rbc_instance_node import InstanceNode
     from robot_core.rbc.instance_process import InstanceRunner, load_model, set_parent_death_signal
     from robot_core.ros.apply_wrench_caller import ApplyWrenchCaller
-    from robot_core.ros.dds_discovery import use_discovery_profile
     from robot_core.ros.stack_dumps import enable_stack_dumps
 
     args = sys.argv[1:] if argv is None else argv
@@ -46,7 +45,6 @@ def main(argv: list[str] | None = None) -> int:
     # tick pipe after its last cycle. Here it only raised KeyboardInterrupt mid-step.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     enable_stack_dumps()
-    use_discovery_profile()
     rclpy.init(args=[], signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     log = rclpy.logging.get_logger(f"rbc.{name}")
     try:

@@ -9,8 +9,7 @@ Crashing at the very end turns a finished job into a failure (``exited -11``) fo
 
 :func:`leave_graph` destroys the node while a hidden node (its name starts with ``_``, so ``ros2 node list`` does
 not show it) keeps the participant: the node and its endpoints still leave every peer's graph at once; the empty
-participant is dropped by the peers when its lease runs out (40 s: robot_core.ros.dds_discovery) after the process
-has gone.
+participant is dropped by the peers when its lease runs out (Fast DDS's default: 20 s) after the process has gone.
 That is the price: a process leaving this way must end with ``os._exit`` (:func:`robot_core.ros.node_main.finish`)
 and never shut the context down (rclpy's shutdown destroys every node of it, the keeper too).
 """

@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from robot_core.ros.dds_discovery import use_discovery_profile
 from robot_core.ros.stack_dumps import enable_stack_dumps
 
 # Console scripts (and ros2 run executables) whose process is one robot_core node.
@@ -133,7 +132,6 @@ def init_rclpy(args: Sequence[str] | None = None) -> None:
 
     SHUTDOWN.install()
     enable_stack_dumps()  # a crash in C, or SIGUSR1, prints every thread's Python stack (robot_core.ros.stack_dumps)
-    use_discovery_profile()  # fewer Fast DDS discovery timer events (robot_core.ros.dds_discovery)
     argv = list(sys.argv if args is None else args)
     for path in params_files(argv):
         try:
