@@ -23,7 +23,9 @@ STUBBORN = textwrap.dedent("""
     print("stubborn up", flush=True)
     time.sleep(600)
 """)
-POLITE = "import time\nprint('polite up', flush=True)\ntry:\n    time.sleep(600)\nexcept KeyboardInterrupt:\n" \
+# Its "up" is said inside the try: a SIGINT that arrives just after the line was written (a loaded machine) is
+# still answered with "bye" and exit code 0, not an uncaught KeyboardInterrupt (-2).
+POLITE = "import time\ntry:\n    print('polite up', flush=True)\n    time.sleep(600)\nexcept KeyboardInterrupt:\n" \
          "    print('bye', flush=True)\n"
 
 
