@@ -229,7 +229,7 @@ class RosTestContext:
                     self.executor.remove_node(node)
                 # rclpy's destroy_node leaves the node's action clients and servers (waitables) alive, and they
                 # keep the node, so the context's DDS participant, until the garbage collector frees them: a full
-                # run found nine participants of ended tests in one pytest process, each taking part in the
+                # run found eight participants of ended tests in one pytest process, each taking part in the
                 # discovery of every later test (the Fast DDS deadlock froze one of them), and the collector
                 # finalising one on whatever thread it ran on, holding the GIL
                 for waitable in list(node.waitables):

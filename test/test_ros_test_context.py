@@ -1,6 +1,6 @@
 """The tests' RosTestContext leaves nothing of its DDS participant behind when it shuts down, with action clients
 and servers on its nodes too (rclpy's destroy_node leaves those alive, and with them the node and the participant,
-until the garbage collector frees them: a full run found nine participants of ended tests in one pytest process,
+until the garbage collector frees them: a full run found eight participants of ended tests in one pytest process,
 each taking part in every later test's discovery, and the Fast DDS deadlock froze one of them)."""
 
 from __future__ import annotations
