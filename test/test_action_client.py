@@ -3,7 +3,8 @@ come back while rclpy 9.1.2's send_goal_async is between its two registrations o
 
 Registering the feedback callback is made slow (rclpy does it between the two registrations), so the background
 executor takes the server's answer before send_goal_async returns. Our client must still complete the future it
-returned; rclpy's own one never completes it (checked when this test was written).
+returned; rclpy's own one never completes it (checked when this test was written). And a client made while its
+node spins, with rclpy's constructor slowed between adding the client to the node and making its lock.
 """
 
 from __future__ import annotations
@@ -54,3 +55,36 @@ def test_a_goal_answered_before_send_goal_async_returns_completes_its_future(ros
                for _ in range(3)]
     wait_for(lambda: all(f.done() for f in futures), 10, "an answer to each goal answered during send_goal_async")
     assert all(not f.result().accepted for f in futures)
+
+
+class _SlowChildLogger:
+    """A node logger whose ``get_child`` takes a while: rclpy 9.1.2 asks for it after adding the client to its node
+    and before making the client's lock, so the spinning executor builds its wait set in between."""
+
+    def __init__(self, logger: Any):
+        self._logger = logger
+
+    def get_child(self, name: str) -> Any:
+        time.sleep(0.5)
+        return self._logger.get_child(name)
+
+
+def test_a_client_made_while_its_node_spins_is_never_met_half_built(ros):
+    """rclpy's own client fails this (its executor meets a client without '_lock'; checked when written)."""
+    from control_msgs.action import FollowJointTrajectory
+    from rclpy.action import ActionServer, GoalResponse
+
+    from robot_core.ros.action_client import ActionClient
+
+    server_node = ros.node("serves")
+    ActionServer(server_node, FollowJointTrajectory, "built_while_spinning", execute_callback=lambda h: None,
+                 goal_callback=lambda goal: GoalResponse.REJECT)
+    client_node = ros.node("builds_while_spinning")
+    logger = client_node.get_logger()
+    client_node.get_logger = lambda: _SlowChildLogger(logger)
+    client = ActionClient(client_node, FollowJointTrajectory, "built_while_spinning")
+    assert not [e for e in ros.spin_errors if "_lock" in e], ros.spin_errors
+    assert client.wait_for_server(timeout_sec=30)
+    answer = client.send_goal_async(FollowJointTrajectory.Goal())
+    wait_for(answer.done, 30, "the answer to a goal")
+    assert not answer.result().accepted

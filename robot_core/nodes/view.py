@@ -482,7 +482,8 @@ class ViewNode:
 
     def _gripper_client(self, group: Any) -> tuple[Any, Any]:
         from control_msgs.action import GripperCommand, ParallelGripperCommand
-        from rclpy.action import ActionClient
+
+        from robot_core.ros.action_client import ActionClient
 
         action = ParallelGripperCommand if group.action == "ParallelGripperCommand" else GripperCommand
         return ActionClient(self.node, action, f"/{group.controller}/gripper_cmd"), action
@@ -561,6 +562,8 @@ def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1"
     from rclpy.context import Context
     from rclpy.executors import MultiThreadedExecutor
 
+    from robot_core.ros.node_main import spin_while
+
     stop = stop or threading.Event()
     old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     if robot and not Path(robot).is_file():
@@ -573,7 +576,10 @@ def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1"
     try:
         view = ViewNode(context, robot=robot, port=port, host=host, package_dirs=package_dirs)
         executor.add_node(view.node)
-        spinner = threading.Thread(target=executor.spin, daemon=True, name="view-executor")
+        # spin_while: an executor thread that lets an exception escape stops serving the page for good
+        spinner = threading.Thread(target=spin_while, daemon=True, name="view-executor",
+                                   args=(executor, lambda: context.ok() and not stop.is_set(),
+                                         view.node.get_logger().error))
         spinner.start()
         stop.wait()
     finally:

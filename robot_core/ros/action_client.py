@@ -12,10 +12,15 @@ Each client also gets a callback group of its own unless given one: an action cl
 thread takes its feedback makes rclpy's handler raise after the group was entered and before it is left, which
 leaves that group busy for good. In the node's default group that silenced every other client and subscription of
 the node (a demo run lost all its later service answers so); in its own group only the dead client is affected.
+
+And rclpy adds the client to its node before it makes the client's lock and logger: an executor thread building
+its wait set in that moment met a client without ``_lock``, and the thread died (the view's executor, in a full
+test run, after which the page never updated). Both are made before rclpy's constructor runs.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from rclpy.action import ActionClient as _RclpyActionClient
@@ -27,6 +32,8 @@ class ActionClient(_RclpyActionClient):
     def __init__(self, node: Any, action_type: Any, action_name: str, **kwargs: Any):
         if kwargs.get("callback_group") is None:
             kwargs["callback_group"] = MutuallyExclusiveCallbackGroup()
+        self._lock = threading.Lock()
+        self._logger = node.get_logger().get_child("action_client")
         super().__init__(node, action_type, action_name, **kwargs)
 
     def send_goal_async(self, goal: Any, feedback_callback: Any = None, goal_uuid: Any = None) -> Future:
