@@ -97,13 +97,25 @@ class Browser:
         """An element as a script argument."""
         return {ELEMENT: element}
 
-    def screenshot(self) -> Any:
-        """The viewport as an H x W x 3 uint8 array."""
+    def screenshot(self, timeout: float = 120.0) -> Any:
+        """The viewport as an H x W x 3 uint8 array.
+
+        chromedriver gives the renderer a fixed 10 s to paint a screenshot (no session timeout changes it); under a
+        CPU hog the software-WebGL renderer missed that once ("Timed out receiving message from renderer: 10.000").
+        Such a refusal says the renderer is busy, not that the page is wrong: ask again until ``timeout``."""
+        import time
+
         import numpy as np
         from PIL import Image
 
-        png = base64.b64decode(self._call("GET", self._s("/screenshot")))
-        return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                png = base64.b64decode(self._call("GET", self._s("/screenshot")))
+                return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+            except RuntimeError as exc:
+                if "Timed out receiving message from renderer" not in str(exc) or time.monotonic() > deadline:
+                    raise
 
     def close(self) -> None:
         """End the session (Chromium quits), then chromedriver; its process group goes with it, so a Chromium
