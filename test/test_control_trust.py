@@ -262,6 +262,51 @@ def test_silent_robot_with_a_stopped_clock_fails_on_wall_time_and_comes_back():
     assert np.allclose(sent[-1].position, [0.0, 0.0]), "the JTC starts from the new state"
 
 
+def test_a_switch_waits_for_the_robots_first_states_and_the_trajectory_controller_holds_them():
+    """A launch file starts the robot, the manager and the spawners at once: a switch that came before the robot's
+    first states activated the JTC on the placeholders (0 here), and it drove the robot there (the PR2's arms,
+    started lowered, rose towards 0). The switch waits now, outside the lock, and the JTC holds the robot's pose."""
+    cm, comp, _wall, sent = topic_rig()
+    stop = threading.Event()
+
+    def robot_and_loop() -> None:  # the manager's loop keeps cycling; the robot's states arrive after 0.3 s
+        t, start = 0.0, time.monotonic()
+        while not stop.is_set():
+            if time.monotonic() - start > 0.3:
+                robot_says(comp, [1.1, -0.4], t)
+            cm.update(t, 0.01)
+            t += 0.01
+            time.sleep(0.005)
+
+    worker = threading.Thread(target=robot_and_loop, daemon=True)
+    worker.start()
+    try:
+        res = cm.switch_controller(["jtc", "jsb"], [], Strictness.STRICT, timeout=30.0)
+        assert res.ok, res.message
+        wait_for(lambda: sent and sent[-1].position is not None and len(sent[-1].position) == 2, 10, "a command")
+        assert np.allclose(sent[-1].position, [1.1, -0.4]), sent[-1]
+    finally:
+        stop.set()
+        worker.join(5)
+
+
+def test_a_switch_refuses_a_controller_whose_robot_never_sent_states():
+    cm, comp, _wall, sent = topic_rig()
+    t0 = time.monotonic()
+    res = cm.switch_controller(["jtc"], [], Strictness.STRICT, timeout=0.3)
+    assert time.monotonic() - t0 >= 0.3
+    assert not res.ok
+    assert ("controller 'jtc' since hardware component 'arm_hw' has no states from the robot yet (no message on "
+            "'robot_joint_states' yet; waited 0.3 s") in res.message
+    assert cm.controller("jtc").state == State.INACTIVE and not sent
+    # without a timeout: refused at once; with a state that arrived between cycles (a paused clock): activated
+    assert not cm.switch_controller(["jtc"], [], Strictness.STRICT).ok
+    robot_says(comp, [0.2, 0.3], 0.0)
+    assert cm.switch_controller(["jtc"], [], Strictness.STRICT).ok
+    cm.update(0.0, 0.01)
+    assert np.allclose(sent[-1].position, [0.2, 0.3])
+
+
 def _failed_rig(source: bytes):
     """A component whose robot (state writer ``source``, one command reader matched) went silent."""
     cm, comp, wall, _sent = topic_rig(state_timeout=0.5)

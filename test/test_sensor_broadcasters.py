@@ -182,6 +182,7 @@ def test_no_transform_goes_out_before_a_topic_pose_sensor_has_reported():
     comp = create_component(info)
     cm = ControllerManagerCore(update_rate=100)
     cm.add_hardware_component(comp)
+    comp.on_joint_state(["spin"], [0.0])  # the joints' first state (a controller waits for it), no pose yet
     _start(cm, {"pose": ("pose_broadcaster/PoseBroadcaster", {"pose_name": "rotor", "frame_id": "world"})})
     seen: list[tuple[str, object]] = []
     pose = cm.controller("pose")

@@ -249,6 +249,12 @@ class HardwareComponent:
         """Hook: fail if the robot went silent. Called between cycles when no cycle runs (a stopped clock), so
         judge on wall time (``time.monotonic()``), never on the control clock."""
 
+    def awaiting_states(self) -> str:
+        """Why the states are not the robot's yet ("" once they are): a controller activated before would start
+        from placeholders (a trajectory controller holding the initial values, a broadcaster publishing them).
+        In-process robots have their states at once; a robot across a topic only after its first message."""
+        return ""
+
     def recover(self, note: str = "") -> None:
         """``note``: what the recovery log line adds (e.g. how the robot was judged back)."""
         if self._failed:

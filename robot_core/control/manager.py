@@ -12,8 +12,17 @@ publishes ``~/activity`` from ``on_activity``.
 
 Threading: every public method takes ``self.lock`` (re-entrant), so a service
 call made from another thread is applied between two cycles, atomically. A
-switch is therefore always done "as soon as possible" and never times out;
-``activate_asap`` and ``timeout`` are accepted for API compatibility.
+switch is therefore always done "as soon as possible"; ``activate_asap`` is
+accepted for API compatibility.
+
+First states: a controller is not activated before the components it uses
+have the robot's states (a topic-based robot: its first message). Until then
+the state interfaces hold placeholders (initial values or 0), and a trajectory
+controller activated on them would hold the robot there, a broadcaster would
+publish them. A switch waits for them up to its ``timeout`` (the spawner's
+``--switch-timeout``; outside the lock, so cycles and other calls go on), then
+refuses the controller, naming the component and its topic. This is the race
+of a launch file that starts the robot, the manager and the spawners at once.
 
 Refusals raise ControlError with ros2_control's wording, except
 ``switch_controller``, which returns SwitchResult(ok, message) because a
@@ -373,15 +382,57 @@ class ControllerManagerCore:
     def switch_controller(self, activate: Sequence[str] = (), deactivate: Sequence[str] = (),
                           strictness: int = Strictness.STRICT, activate_asap: bool = True,
                           timeout: float = 0.0) -> SwitchResult:
+        if activate and timeout > 0:
+            self._wait_for_states(list(activate), float(timeout))
         with self.lock:
-            result = self._switch(list(activate), list(deactivate), int(strictness))
+            result = self._switch(list(activate), list(deactivate), int(strictness), float(timeout))
             for line in result.message.splitlines():
                 (self.log.info if result.ok else self.log.warning)("switch_controller: %s", line)
             if result.activated or result.deactivated:
                 self._notify()
             return result
 
-    def _switch(self, activate: list[str], deactivate: list[str], strictness: int) -> SwitchResult:
+    def _wait_for_states(self, activate: list[str], timeout: float) -> None:
+        """Block (without the lock) until the components ``activate`` uses have the robot's states, or timeout."""
+        deadline = _time.monotonic() + timeout
+        waiting = self._awaiting_states(activate)
+        if waiting:
+            self.log.info("switch_controller: waiting up to %g s for the robot's first states (%s)", timeout,
+                          "; ".join(f"hardware component '{c}': {why}" for c, why in waiting.items()))
+        while waiting and _time.monotonic() < deadline:
+            _time.sleep(0.01)
+            waiting = self._awaiting_states(activate)
+
+    def _awaiting_states(self, controllers: Iterable[str]) -> dict[str, str]:
+        """The components the controllers use whose states are not the robot's yet -> why. States that arrived
+        since the last cycle are taken first: a stopped clock (a paused simulator) runs no cycle to take them."""
+        with self.lock:
+            used: set[str] = set()
+            for n in controllers:
+                spec = self._specs.get(n)
+                if spec is None:
+                    continue
+                used.update(self.rm.state_component(i) for i in spec.required_states if self.rm.has_state_interface(i))
+                used.update(self.rm.command_component(i) for i in spec.required_commands
+                            if self.rm.has_command_interface(i))
+            waiting: dict[str, str] = {}
+            for name in sorted(used):
+                comp = self.components[name]
+                why = comp.awaiting_states()
+                if why and comp.state in (_ACTIVE, _INACTIVE):
+                    try:
+                        comp.read(self.time, 0.0)
+                        comp.propagate_states()
+                    except Exception as exc:
+                        comp.fail(f"read failed: {type(exc).__name__}: {exc}")
+                    why = comp.awaiting_states()
+                if why:
+                    waiting[name] = why
+            self._handle_failures()
+            return waiting
+
+    def _switch(self, activate: list[str], deactivate: list[str], strictness: int,
+                timeout: float = 0.0) -> SwitchResult:
         if strictness not in (Strictness.BEST_EFFORT, Strictness.STRICT):
             # AUTO / FORCE_AUTO only matter for chained controllers (none here); 0 means "default".
             strictness = Strictness.BEST_EFFORT
@@ -433,7 +484,7 @@ class ControllerManagerCore:
         freed = {i for n in deactivate for i in self.rm.claimed_interfaces(n)}
         taken: dict[str, str] = {}
         for n in activate:
-            msg = self._check_interfaces(n, freed, taken)
+            msg = self._check_interfaces(n, freed, taken) or self._check_states(n, timeout)
             if msg:  # as upstream, whatever the strictness: an interface conflict refuses the whole switch
                 return SwitchResult(False, "\n".join([*problems, msg]))
             for i in self._specs[n].required_commands:
@@ -485,6 +536,12 @@ class ControllerManagerCore:
         for i in spec.required_states:
             if not self.rm.state_interface_available(i):
                 return f"Unable to activate controller '{name}' since the state interface '{i}' is not available."
+        return None
+
+    def _check_states(self, name: str, waited: float) -> str | None:
+        for comp, why in self._awaiting_states([name]).items():
+            return (f"Unable to activate controller '{name}' since hardware component '{comp}' has no states from "
+                    f"the robot yet ({why}; waited {waited:g} s, the switch's timeout): is the robot running?")
         return None
 
     def _activate(self, spec: _Spec) -> str | None:

@@ -419,9 +419,10 @@ class TopicBasedComponent(HardwareComponent):
             if self.command_sink is not None:
                 self.command_sink(msg)
 
-    @property
-    def has_received_state(self) -> bool:
-        return self._got_first_state
+    def awaiting_states(self) -> str:
+        if self._got_first_state:
+            return ""
+        return f"no message on '{self.joint_states_topic}' yet"
 
     def on_activate(self) -> None:
         # Staleness is armed by the next state; an old timestamp must not fail a fresh activation.
