@@ -20,7 +20,7 @@ have the robot's states (a topic-based robot: its first message). Until then
 the state interfaces hold placeholders (initial values or 0), and a trajectory
 controller activated on them would hold the robot there, a broadcaster would
 publish them. A switch waits for them up to its ``timeout`` (the spawner's
-``--switch-timeout``; outside the lock, so cycles and other calls go on), then
+``--switch-timeout``; outside the lock, so the cycles go on), then
 refuses the controller, naming the component and its topic. This is the race
 of a launch file that starts the robot, the manager and the spawners at once.
 
