@@ -72,6 +72,9 @@ from robot_core.ros.parameters import (
 )
 
 TOPIC_PLUGIN = "topic_based_ros2_control/TopicBasedSystem"
+# How long (s) a switch whose request gives no timeout (0) waits for the robot's first states: the spawner's
+# default --switch-timeout (a plain `ros2 service call` sends 0 and must not be refused while the robot comes up)
+DEFAULT_SWITCH_TIMEOUT = 5.0
 # Parameters of this node that are not controller entries: declared, validated and documented from
 # CONTROLLER_MANAGER_PARAMS (robot_core.nodes.node_params).
 OWN_PARAMETERS: dict[str, Any] = {s.name: s.default for s in CONTROLLER_MANAGER_PARAMS if not s.family}
@@ -590,9 +593,10 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         return self._ok_or_refuse(res, lambda: self.configure_controller(req.name))
 
     def _srv_switch_controller(self, req: Any, res: Any) -> Any:
+        timeout = conv.time_to_seconds(req.timeout)
         result = self.core.switch_controller(list(req.activate_controllers), list(req.deactivate_controllers),
                                              int(req.strictness), bool(req.activate_asap),
-                                             conv.time_to_seconds(req.timeout))
+                                             timeout if timeout > 0 else DEFAULT_SWITCH_TIMEOUT)
         res.ok, res.message = bool(result.ok), result.message
         return res
 
