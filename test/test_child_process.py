@@ -40,3 +40,31 @@ def test_view_child_serves_until_stopped(tmp_path: Path) -> None:
     assert code == 0, log.read_text()
     with pytest.raises(OSError):
         urllib.request.urlopen(view.url, timeout=5)
+
+
+# tgkill's number (signal one thread of another process), where known
+_TGKILL = {"x86_64": 234, "aarch64": 131}.get(os.uname().machine)
+
+
+@pytest.mark.skipif(_TGKILL is None, reason="tgkill's syscall number unknown on this machine")
+def test_view_stops_on_a_sigint_that_another_thread_receives(tmp_path: Path) -> None:
+    """The kernel hands a process's signal to any of its threads; Python runs the handler on the main thread, the
+    next time it runs Python code. The view's main thread waited in one untimed wait and ignored such a SIGINT (3 of
+    80 stops here, and a CI run). Send it to a thread other than the main one, as the kernel may."""
+    import ctypes
+    import signal
+
+    pytest.importorskip("viser")
+    log = tmp_path / "view.log"
+    view = ViewProcess(free_port(), log=log)
+    try:
+        wait_for(lambda: "robot_core view: http://" in log.read_text(), 60, "the view to serve")
+        pid = view.proc.pid
+        others = sorted(int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid)
+        assert others, "the view runs more than one thread"
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.syscall(_TGKILL, pid, others[-1], int(signal.SIGINT)) == 0, ctypes.get_errno()
+        wait_for(lambda: view.proc.poll() is not None, 15, "the view to stop on the SIGINT")
+    finally:
+        code = view.stop()
+    assert code == 0, log.read_text()

@@ -581,7 +581,11 @@ def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1"
                                    args=(executor, lambda: context.ok() and not stop.is_set(),
                                          view.node.get_logger().error))
         spinner.start()
-        stop.wait()
+        # Woken every 0.1 s, as the nodes' main threads are: a SIGINT that the kernel hands to another thread (the
+        # executor's, viser's) only marks the handler due, and a main thread blocked in one untimed wait never ran
+        # it (the view ignored SIGINT until another signal reached the main thread: 3 of 80 stops, a CI failure).
+        while not stop.wait(0.1):
+            pass
     finally:
         # The spin thread must have left rclpy before the node and the context go: a thread still inside it at
         # exit aborts the process ("terminate called without an active exception", seen under load).
@@ -598,6 +602,9 @@ def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from robot_core.ros.stack_dumps import enable_stack_dumps
+
+    enable_stack_dumps()  # as `robot-core view`: the child the bring-up starts (child_process.ViewProcess) too
     parser = argparse.ArgumentParser(prog="python -m robot_core.nodes.view", description=__doc__.splitlines()[0])
     configure_cli(parser)
     return run_cli(parser.parse_args(argv))
