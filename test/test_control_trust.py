@@ -307,6 +307,18 @@ def test_a_switch_refuses_a_controller_whose_robot_never_sent_states():
     assert np.allclose(sent[-1].position, [0.2, 0.3])
 
 
+def test_a_switch_refusal_says_when_the_robot_publishes_other_joint_names():
+    """A robot whose states name other joints (a prefix missing, another robot on the topic) is not silent: the
+    refusal says what the messages named instead of "no message yet"."""
+    cm, comp, _wall, _sent = topic_rig()
+    for _ in range(3):
+        comp.on_joint_state(["arm1_j1", "arm1_j2", "arm1_j3", "arm1_j4", "arm1_j5"], [0.0] * 5, stamp=0.0)
+    res = cm.switch_controller(["jtc"], [], Strictness.STRICT, timeout=0.05)
+    assert not res.ok
+    assert ("no message on 'robot_joint_states' naming its joints yet: 3 arrived naming none of them, the last "
+            "['arm1_j1', 'arm1_j2', 'arm1_j3', 'arm1_j4', ... (5 in all)]") in res.message, res.message
+
+
 def _failed_rig(source: bytes):
     """A component whose robot (state writer ``source``, one command reader matched) went silent."""
     cm, comp, wall, _sent = topic_rig(state_timeout=0.5)

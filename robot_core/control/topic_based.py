@@ -70,7 +70,9 @@ from robot_core.control.acceleration import AccelerationToVelocity
 from robot_core.control.errors import ControlError
 from robot_core.control.hardware import HardwareComponent, HardwareInfo
 from robot_core.control.messages import JointStateData
+from robot_core.text import clip_all
 
+_NAMES_SHOWN = 4  # joint names quoted from a state message that named none of ours
 _NONE = np.zeros(0)  # a field not sent (shared; never written)
 LISTEN_WAIT = 5.0  # s of wall time a restarted robot's states may flow before its command reader is seen
 
@@ -101,6 +103,10 @@ class TopicBasedComponent(HardwareComponent):
         self._lock = threading.Lock()
         self._has_news = False
         self._got_first_state = False
+        # Messages on the state topic that named none of our joints, and the first names of the newest one: a
+        # robot publishing under other joint names is told apart from a silent one while we wait for states.
+        self._unmatched_count = 0
+        self._unmatched_names: tuple[list[str], int] = ([], 0)
         self.monotonic = _time.monotonic  # the wall clock staleness is judged on (a fake one in tests)
         self._last_rx_mono: float | None = None  # self.monotonic() of the last state message taken
         self._rx_stamp = 0.0  # header stamp of that message
@@ -199,6 +205,9 @@ class TopicBasedComponent(HardwareComponent):
                 self._rx_stamp = stamp
                 self._last_rx_mono = self.monotonic()
                 self._state_source = source
+            elif not self._got_first_state:
+                self._unmatched_count += 1
+                self._unmatched_names = (list(name[:_NAMES_SHOWN]), len(name))
         return matched
 
     @property
@@ -422,7 +431,15 @@ class TopicBasedComponent(HardwareComponent):
     def awaiting_states(self) -> str:
         if self._got_first_state:
             return ""
-        return f"no message on '{self.joint_states_topic}' yet"
+        with self._lock:
+            count, (names, total) = self._unmatched_count, self._unmatched_names
+        if not count:
+            return f"no message on '{self.joint_states_topic}' yet"
+        shown = clip_all(names)
+        if total > len(names):
+            shown = f"{shown[:-1]}, ... ({total} in all)]"
+        return (f"no message on '{self.joint_states_topic}' naming its joints yet: {count} arrived naming none of "
+                f"them, the last {shown}")
 
     def on_activate(self) -> None:
         # Staleness is armed by the next state; an old timestamp must not fail a fresh activation.
