@@ -23,6 +23,7 @@ from ros_harness import (
     isolate_ros_environment,
     processes_to_show,
     reap_leftover_processes,
+    remove_session_dir,
     stack_dumps,
 )
 from sim_helpers import HOME, SimClient, near, start_simulator
@@ -116,6 +117,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_unconfigure(config: pytest.Config) -> None:
     for watch in _HANG_WATCH:
         watch.close()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Node logs and stack dumps are kept for a session that failed, to read after the run; else removed."""
+    kept = remove_session_dir(passed=exitstatus == 0)
+    if kept:
+        sys.stderr.write(f"robot_core: node logs and stack dumps of this session kept in {kept}\n")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 _DOMAIN_LOCK = None  # held open for the whole session: the lock is the reservation
+_SESSION_DIR: Path | None = None  # session_dir()
 _STARTED: list[NodeProcess] = []  # NodeProcess objects this test process started, for failure reports
 
 
@@ -90,10 +92,30 @@ def isolate_ros_environment() -> int:
     # a controller manager's cycle stalled for seconds in hog runs: one that runs 0.5 s prints where every thread is
     os.environ.setdefault("ROBOT_CORE_STALL_DUMP", "0.5")
     # SIGUSR1's stack dumps (robot_core.ros.stack_dumps) go to files here, for a failing test's report (stack_dumps)
-    stacks = Path(tempfile.gettempdir()) / f"robot_core_stacks_{os.environ['ROS_DOMAIN_ID']}"
+    stacks = session_dir() / "stacks"
     stacks.mkdir(exist_ok=True)
     os.environ["ROBOT_CORE_STACKS_DIR"] = str(stacks)
     return int(os.environ["ROS_DOMAIN_ID"])
+
+
+def session_dir() -> Path:
+    """This test process's folder for node logs and stack dumps, made on first use: a full run starts some 300
+    nodes, and their logs are kept only for a session that failed (:func:`remove_session_dir`)."""
+    global _SESSION_DIR
+    if _SESSION_DIR is None:
+        _SESSION_DIR = Path(tempfile.mkdtemp(prefix=f"robot_core_test_{os.environ.get('ROS_DOMAIN_ID', 'x')}_"))
+    return _SESSION_DIR
+
+
+def remove_session_dir(passed: bool) -> str:
+    """At the session's end: remove the folder when every test passed (or it holds no file), else keep it;
+    returns where it is kept ("" when removed or never made)."""
+    if _SESSION_DIR is None:
+        return ""
+    if passed or not any(p.is_file() for p in _SESSION_DIR.rglob("*")):
+        shutil.rmtree(_SESSION_DIR, ignore_errors=True)
+        return ""
+    return str(_SESSION_DIR)
 
 
 @contextlib.contextmanager
@@ -338,7 +360,7 @@ class NodeProcess:
                  cwd: str | Path | None = None) -> None:
         self.args = args
         self.name = name or Path(args[0]).name
-        self.log_path = Path(tempfile.mkstemp(prefix=f"robot_core_{self.name}_", suffix=".log")[1])
+        self.log_path = Path(tempfile.mkstemp(prefix=f"{self.name}_", suffix=".log", dir=session_dir())[1])
         self._log = self.log_path.open("w")
         # output() reads only what was added since its last call: wait_for_output polls it every 5 ms, and
         # re-reading a chatty node's whole log each time cost the test process CPU that its executor needed.
