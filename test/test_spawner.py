@@ -242,3 +242,31 @@ def test_an_unanswered_list_request_is_sent_again_and_the_spawn_goes_on(ros):
     assert "Configured and activated some_controller" in out
     assert len(lists) >= 3, "the first list request unanswered, sent again, then the list after loading"
     assert 1.5 <= lists[1] - lists[0] <= 10.0, lists
+
+
+@pytest.mark.ros
+def test_a_service_the_spawner_does_not_call_is_not_waited_for(ros):
+    """A manager whose ``set_parameters`` never shows (Fast DDS once missed it for a bring-up's whole 225 s):
+    a spawner that sets no parameter needs only the lifecycle services and finishes; one that must set the type
+    waits for ``set_parameters`` before that call, and its timeout names the service (each service gets the
+    whole ``--controller-manager-timeout``: a first discovery takes seconds under load)."""
+    from controller_manager_msgs import srv
+
+    node = ros.node("controller_manager", namespace="/noparams", start_parameter_services=False)
+
+    def ok(_request, response):
+        if hasattr(response, "ok"):
+            response.ok = True
+        return response
+
+    for kind, name in ((srv.ListControllers, "list_controllers"), (srv.LoadController, "load_controller"),
+                       (srv.ConfigureController, "configure_controller"),
+                       (srv.SwitchController, "switch_controller"), (srv.UnloadController, "unload_controller")):
+        node.create_service(kind, f"~/{name}", ok)
+    code, out = finish(spawner("some_controller", "-c", "/noparams/controller_manager"))
+    assert code == 0, out
+    assert "Configured and activated some_controller" in out
+    code, out = finish(NodeProcess.console_script("spawner", "typed_controller", "-c", "/noparams/controller_manager",
+                                                  "-t", "some_pkg/SomeType", "--controller-manager-timeout", "10"))
+    assert code == 1, out
+    assert ("service '/noparams/controller_manager/set_parameters' did not appear within 10 s") in out, out

@@ -140,6 +140,7 @@ class Spawner:
         self.manager = manager
         self.service_timeout = service_timeout
         self.interruptible = True  # False once interrupted: the -u unloading must still be able to finish
+        self.manager_timeout = 0.0  # s a service may take to appear (--controller-manager-timeout; 0: forever)
         self.clients = {
             "list_controllers": node.create_client(srv.ListControllers, f"{manager}/list_controllers"),
             "load_controller": node.create_client(srv.LoadController, f"{manager}/load_controller"),
@@ -150,21 +151,28 @@ class Spawner:
         }
 
     def wait_for_manager(self, timeout: float) -> None:
-        """Wait for every service; timeout 0 waits forever (printing a hint every few seconds)."""
+        """Wait for the manager's ``list_controllers`` (timeout 0: forever, printing a hint every few seconds); each
+        other service is awaited before its first call (:meth:`call`), as upstream's spawner does, so a run does
+        not hang on one it never calls (a bring-up's spawners set no parameter: ``set_parameters`` is not theirs
+        to wait for)."""
+        self.manager_timeout = timeout
+        self._await_service("list_controllers")
+
+    def _await_service(self, name: str) -> None:
+        client = self.clients[name]
         start = time.monotonic()
         last_hint = start
-        for name, client in self.clients.items():
-            # service_is_ready every 20 ms: rclpy's wait_for_service sleeps in steps of 0.25 s, a quarter second
-            # lost per spawner run once the manager has been discovered
-            while not _poll(client.service_is_ready, 0.2):
-                self._check_interrupted(f"waiting for '{self.manager}/{name}'")
-                now = time.monotonic()
-                if timeout > 0 and now - start > timeout:
-                    raise SpawnerError(f"controller manager '{self.manager}' not available: service "
-                                       f"'{self.manager}/{name}' did not appear within {timeout:g} s")
-                if now - last_hint > 5.0:
-                    self.node.get_logger().info(f"waiting for service '{self.manager}/{name}' ...")
-                    last_hint = now
+        # service_is_ready every 20 ms: rclpy's wait_for_service sleeps in steps of 0.25 s, a quarter second lost
+        # per spawner run once the manager has been discovered
+        while not _poll(client.service_is_ready, 0.2):
+            self._check_interrupted(f"waiting for '{self.manager}/{name}'")
+            now = time.monotonic()
+            if self.manager_timeout > 0 and now - start > self.manager_timeout:
+                raise SpawnerError(f"controller manager '{self.manager}' not available: service "
+                                   f"'{self.manager}/{name}' did not appear within {self.manager_timeout:g} s")
+            if now - last_hint > 5.0:
+                self.node.get_logger().info(f"waiting for service '{self.manager}/{name}' ...")
+                last_hint = now
 
     # Requests that change nothing when served twice: sent again while unanswered. Fast DDS drops a response
     # while the server has not yet discovered this client's response reader, which under load lasts seconds
@@ -175,6 +183,8 @@ class Spawner:
 
     def call(self, service: str, request: Any) -> Any:
         client = self.clients[service]
+        if not client.service_is_ready():
+            self._await_service(service)
         futures = [client.call_async(request)]
         done = threading.Event()
         futures[0].add_done_callback(lambda _f: done.set())
