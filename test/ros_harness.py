@@ -95,12 +95,14 @@ def isolate_ros_environment() -> int:
     stacks = session_dir() / "stacks"
     stacks.mkdir(exist_ok=True)
     os.environ["ROBOT_CORE_STACKS_DIR"] = str(stacks)
+    # rcl's own log file of every node (a file per process, by default in ~/.ros/log, never removed)
+    os.environ["ROS_LOG_DIR"] = str(session_dir() / "ros_log")
     return int(os.environ["ROS_DOMAIN_ID"])
 
 
 def session_dir() -> Path:
-    """This test process's folder for node logs and stack dumps, made on first use: a full run starts some 300
-    nodes, and their logs are kept only for a session that failed (:func:`remove_session_dir`)."""
+    """This test process's folder for node logs, rcl's log files and stack dumps, made on first use: a full run
+    starts some 300 nodes, and their logs are kept only for a session that failed (:func:`remove_session_dir`)."""
     global _SESSION_DIR
     if _SESSION_DIR is None:
         _SESSION_DIR = Path(tempfile.mkdtemp(prefix=f"robot_core_test_{os.environ.get('ROS_DOMAIN_ID', 'x')}_"))
