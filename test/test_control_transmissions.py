@@ -217,6 +217,57 @@ def test_actuator_interfaces_are_exported_computed_and_drive_the_joints():
         cm.rm.check_claimable("joints", ["wrist_flex/position"])
 
 
+def _actuator_states_both_ways(cm: ControllerManagerCore, joint_states: dict[str, float]) -> tuple[dict, dict]:
+    """Actuator states from ``joint_states`` by the per-cycle stacked product and by the general path."""
+    out = []
+    for stacked in (True, False):
+        for comp in cm.rm.components.values():
+            side = getattr(comp, "_actuator_side", None)
+            if side is None:
+                continue
+            names = comp.state_names
+            for k, n in enumerate(names):
+                if n in joint_states:
+                    comp.states[k] = joint_states[n]
+            kept, side._stacked = side._stacked, (side._stacked if stacked else None)
+            assert stacked is False or kept is not None, "the stacked plan applies to this robot"
+            side.states_from_joints()
+            side._stacked = kept
+        out.append({n: cm.rm.read_state(n) for n in cm.rm.state_interface_names()
+                    if n.split("/")[0] in {a for c in cm.rm.components.values()
+                                           for a in c.info.transmissions.actuator_names}})
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("robot", ["wrist", "pr2"])
+def test_the_per_cycle_actuator_states_equal_the_general_conversion(robot, erd_robots):
+    """The cycle's stacked product (linear transmissions; the PR2's grippers one by one) gives what the general
+    path gives, and a NaN joint state still leaves the actuators of its own transmission alone."""
+    if robot == "wrist":
+        cm = mock_wrist()
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RobotModelWarning)
+            cm = ControllerManagerCore.from_robot(load_robot(erd_robots / "pr2_description" / "urdf" / "pr2.urdf"),
+                                                  100.0, plugin_override="mock_components/GenericSystem")
+    rng = np.random.default_rng(3)
+    actuators = {a for c in cm.rm.components.values() for a in c.info.transmissions.actuator_names}
+    joints = [n for n in cm.rm.state_interface_names()
+              if n.split("/")[1] in ("position", "velocity", "effort") and n.split("/")[0] not in actuators]
+    values = {n: float(rng.uniform(-0.5, 0.5)) for n in joints}
+    stacked, general = _actuator_states_both_ways(cm, values)
+    assert len(stacked) >= 6 and stacked.keys() == general.keys()
+    for n in stacked:
+        assert stacked[n] == pytest.approx(general[n], rel=1e-12, abs=1e-12), n
+    before = stacked
+    coupled = "r_wrist_flex_joint/position" if robot == "pr2" else "wrist_flex/position"
+    stacked, general = _actuator_states_both_ways(cm, {**values, coupled: math.nan})
+    assert stacked == general
+    # the NaN's own actuators keep their last state, the others are recomputed from the same joint states
+    changed = {n: (before[n], stacked[n]) for n in before if stacked[n] != pytest.approx(before[n], rel=1e-12)}
+    assert changed == {}, changed
+
+
 # --- physics: through MuJoCo -------------------------------------------------------------------------------------
 def in_process(robot) -> ControllerManagerCore:
     pytest.importorskip("mujoco")

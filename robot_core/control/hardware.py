@@ -381,6 +381,21 @@ class ActuatorSide:
         self.driven = np.zeros(0, dtype=np.intp)  # joint command slots this layer set active last time
         self.ac_all = np.concatenate([c[c >= 0] for c in self.ac])
         self.any_commands = bool(len(self.ac_all))
+        self._stacked = self._stacked_plan()
+
+    def _stacked_plan(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The per-cycle state conversion of the linear transmissions as one gather, one product and one scatter
+        (state slots of the joints' fields, offsets, matrix, slots of the actuators' fields): the general path,
+        ~40 numpy calls, cost a 7-joint arm ~45 us of its 1 kHz cycle. None when a joint of one lacks a state."""
+        joints, actuators, matrix, offsets = self.trans.stacked_joint_to_actuator()
+        if not len(joints):
+            return None
+        gather = np.concatenate([s[joints] for s in self.js])
+        if (gather < 0).any():
+            return None
+        scatter = np.concatenate([s[actuators] for s in self.as_])
+        keep = scatter >= 0  # (an actuator named like a joint has no state slots of its own)
+        return gather, offsets, np.ascontiguousarray(matrix[keep]), scatter[keep]
 
     @staticmethod
     def _gather(values: np.ndarray, slots: np.ndarray) -> np.ndarray:
@@ -391,8 +406,23 @@ class ActuatorSide:
 
     def states_from_joints(self) -> None:
         states = self.comp.states
-        p, v, e = self.trans.joint_to_actuator(*(self._gather(states, s) for s in self.js))
-        for slots, vals in zip(self.as_, (p, v, e), strict=True):
+        plan = self._stacked
+        if plan is not None:
+            gather, offsets, matrix, scatter = plan
+            x = states[gather]
+            x -= offsets
+            if math.isfinite(np.add.reduce(x)):  # (else the general path keeps a NaN inside its transmission)
+                states[scatter] = matrix @ x
+                for t, j, a in self.trans.nonlinear:
+                    self._store(states, [s[a] for s in self.as_],
+                                t.joint_to_actuator(*(self._gather(states, s[j]) for s in self.js)))
+                return
+        self._store(states, self.as_, self.trans.joint_to_actuator(*(self._gather(states, s) for s in self.js)))
+
+    @staticmethod
+    def _store(states: np.ndarray, slots_by_field: list[np.ndarray], values: tuple[np.ndarray, ...]) -> None:
+        """The finite values where their slot exists (a NaN leaves the last state)."""
+        for slots, vals in zip(slots_by_field, values, strict=True):
             ok = (slots >= 0) & np.isfinite(vals)
             states[slots[ok]] = vals[ok]
 

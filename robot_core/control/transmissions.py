@@ -411,6 +411,23 @@ class TransmissionSet:
         return red, off
 
     # --- all transmissions at once (arrays in joint_names / actuator_names order) ---------------------
+    def stacked_joint_to_actuator(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The linear transmissions' :meth:`joint_to_actuator` as one product, for a caller converting every
+        cycle: (joint indices, actuator indices, matrix, offsets) such that for the joints' stacked positions,
+        velocities and efforts ``x`` (each in joint-index order) ``matrix @ (x - offsets)`` is the actuators'
+        stacked positions, velocities and efforts. Finite inputs only (NaN handling is joint_to_actuator's)."""
+        n_j, n_a = len(self._lin_j), len(self._lin_a)
+        matrix = np.zeros((3 * n_a, 3 * n_j))
+        for f, m in enumerate((self._m_inv, self._m_inv, self._m.T)):
+            matrix[f * n_a:(f + 1) * n_a, f * n_j:(f + 1) * n_j] = m
+        offsets = np.concatenate([self._off, np.zeros(2 * n_j)])
+        return self._lin_j, self._lin_a, matrix, offsets
+
+    @property
+    def nonlinear(self) -> list[tuple[Transmission, np.ndarray, np.ndarray]]:
+        """(transmission, joint indices, actuator indices) of each transmission that is not a matrix."""
+        return self._nonlinear
+
     def joint_to_actuator(self, position: np.ndarray, velocity: np.ndarray, effort: np.ndarray) -> Triple:
         n = len(self.actuator_names)
         out = (np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan))
