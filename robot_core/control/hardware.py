@@ -386,7 +386,7 @@ class ActuatorSide:
     def _stacked_plan(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """The per-cycle state conversion of the linear transmissions as one gather, one product and one scatter
         (state slots of the joints' fields, offsets, matrix, slots of the actuators' fields): the general path,
-        ~40 numpy calls, cost a 7-joint arm ~45 us of its 1 kHz cycle. None when a joint of one lacks a state."""
+        ~40 numpy calls, cost a 7-joint arm ~30 us of its 1 kHz cycle. None when a joint of one lacks a state."""
         joints, actuators, matrix, offsets = self.trans.stacked_joint_to_actuator()
         if not len(joints):
             return None
