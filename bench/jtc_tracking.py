@@ -101,6 +101,8 @@ class Recorder:
                 sub.poll()
 
     def close(self) -> None:
+        if self._stop.is_set():
+            return
         self._stop.set()
         self._thread.join(5.0)
         for sub in self._subs:
@@ -157,6 +159,7 @@ def row(client: Client, command_interfaces: list[str]) -> dict[str, object]:
 
     yaml_file = controllers_yaml(command_interfaces)
     procs: list[Proc] = []
+    rec: Recorder | None = None
     try:
         procs.append(start_simulator(["--params-file", str(REPO / "config" / "simulator.yaml"),
                                       "-p", f"urdf_path:={URDF}"]))
@@ -209,6 +212,8 @@ def row(client: Client, command_interfaces: list[str]) -> dict[str, object]:
                 "samples": {k: len(v) for k, v in rec.data.items()}}
     finally:
         gc.enable()
+        if rec is not None:
+            rec.close()
         for p in reversed(procs):
             p.stop()
         yaml_file.unlink(missing_ok=True)
