@@ -382,6 +382,9 @@ class ActuatorSide:
         self.ac_all = np.concatenate([c[c >= 0] for c in self.ac])
         self.any_commands = bool(len(self.ac_all))
         self._stacked = self._stacked_plan()
+        # the non-matrix transmissions' state slots, per field, for the stacked path's per-cycle loop
+        self._nonlinear = [(t, [s[j] for s in self.js], [s[a] for s in self.as_])
+                           for t, j, a in self.trans.nonlinear]
 
     def _stacked_plan(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """The per-cycle state conversion of the linear transmissions as one gather, one product and one scatter
@@ -413,9 +416,9 @@ class ActuatorSide:
             x -= offsets
             if math.isfinite(np.add.reduce(x)):  # (else the general path keeps a NaN inside its transmission)
                 states[scatter] = matrix @ x
-                for t, j, a in self.trans.nonlinear:
-                    self._store(states, [s[a] for s in self.as_],
-                                t.joint_to_actuator(*(self._gather(states, s[j]) for s in self.js)))
+                for t, joint_slots, actuator_slots in self._nonlinear:
+                    self._store(states, actuator_slots,
+                                t.joint_to_actuator(*(self._gather(states, s) for s in joint_slots)))
                 return
         self._store(states, self.as_, self.trans.joint_to_actuator(*(self._gather(states, s) for s in self.js)))
 
