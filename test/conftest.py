@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import site
 import sys
@@ -16,6 +17,7 @@ import mujoco
 import pytest
 from hang_watch import HangWatch
 from ros_harness import (
+    ABANDONED_CONTEXTS,
     REPO,
     NodeProcess,
     RosTestContext,
@@ -37,6 +39,7 @@ mujoco.set_mju_user_warning(lambda text: warnings.warn(f"MuJoCo: {text.strip()}"
 
 URDF_DIR = REPO / "urdf"
 _STARTED_AT = pytest.StashKey[float]()  # monotonic time a test's setup began
+_EXIT_STATUS = pytest.StashKey[int]()  # the session's exit status, for a process that must leave with os._exit
 ERD_ROBOTS = None
 for _cand in (
     Path(p) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
@@ -117,10 +120,19 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_unconfigure(config: pytest.Config) -> None:
     for watch in _HANG_WATCH:
         watch.close()
+    if ABANDONED_CONTEXTS:
+        # A deadlocked participant would block the interpreter's exit (its finalisers, Fast DDS's static
+        # destructors): leave at once, with the session's status.
+        sys.stderr.write(f"robot_core: {len(ABANDONED_CONTEXTS)} ROS context(s) left undestroyed (deadlocked "
+                         "middleware); this process leaves with os._exit\n")
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(config.stash.get(_EXIT_STATUS, 1))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Node logs and stack dumps are kept for a session that failed, to read after the run; else removed."""
+    session.config.stash[_EXIT_STATUS] = int(exitstatus)
     kept = remove_session_dir(passed=exitstatus == 0)
     if kept:
         sys.stderr.write(f"robot_core: node logs and stack dumps of this session kept in {kept}\n")
@@ -139,14 +151,20 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     return result
 
 
+# The `ros` contexts of the running test: the `processes` fixture shuts them down before it stops the processes.
+_TEST_CONTEXTS: list[RosTestContext] = []
+
+
 @pytest.fixture
 def ros() -> Iterator[RosTestContext]:
     """A fresh rclpy context with a background executor; nodes made with ros.node() are cleaned up."""
     pytest.importorskip("rclpy")
     ctx = RosTestContext()
+    _TEST_CONTEXTS.append(ctx)
     try:
         yield ctx
     finally:
+        _TEST_CONTEXTS.remove(ctx)
         ctx.shutdown()
 
 
@@ -167,11 +185,18 @@ def context() -> Iterator[Any]:
 
 @pytest.fixture
 def processes() -> Iterator[list[NodeProcess]]:
-    """Collects NodeProcess objects a test starts and stops all of them, whatever happens."""
+    """Collects NodeProcess objects a test starts and stops all of them, whatever happens.
+
+    The test's `ros` context goes first, while its peers still run: a process's DDS participant can deadlock as a
+    peer leaves (eProsima/Fast-DDS#6502, see robot_core/ros/middleware_deadlock.py), and its shutdown can only
+    step around a deadlock that formed before it began. Peers leaving during the test's own shutdown would race it.
+    """
     procs: list[NodeProcess] = []
     try:
         yield procs
     finally:
+        for ctx in list(_TEST_CONTEXTS):
+            ctx.shutdown()
         for p in procs:
             p.stop()
 

@@ -51,3 +51,27 @@ def test_shutdown_frees_the_participant_with_action_clients_and_servers_on_its_n
             del client, server, node, ros
     finally:
         gc.enable()
+
+
+def test_shutdown_leaves_a_context_undestroyed_while_the_middleware_is_deadlocked():
+    """Destroying anything of a deadlocked participant blocks for good while holding the interpreter lock
+    (eProsima/Fast-DDS#6502): the shutdown must not try. Here a thread in the kernel state of that deadlock's event
+    thread stands in for it; once it is gone, the same context shuts down for real."""
+    import ros_harness
+    from blocked_thread import thread_blocked_on_a_mutex
+
+    ros = RosTestContext()
+    node = ros.node("deadlock_probe_user")
+    try:
+        with thread_blocked_on_a_mutex("dds.ev.test"), pytest.warns(RuntimeWarning, match="Fast-DDS#6502"):
+            ros.shutdown()
+        assert ros_harness.ABANDONED_CONTEXTS[-1] == (ros, [node])
+        assert node.get_name() == "deadlock_probe_user"  # not destroyed: this raises on a destroyed node
+        assert ros.context.ok()
+    finally:
+        if ros_harness.ABANDONED_CONTEXTS and ros_harness.ABANDONED_CONTEXTS[-1][0] is ros:
+            ros_harness.ABANDONED_CONTEXTS.pop()
+        ros._shut_down = False
+        ros.nodes = [node]
+        ros.shutdown()
+    assert not ros.context.ok()

@@ -82,6 +82,7 @@ from robot_core.rbc.instance import ACTIVE
 from robot_core.rbc.naming import graph_clash
 from robot_core.rbc.registry import instance_way
 from robot_core.ros.apply_wrench_caller import ApplyWrenchCaller
+from robot_core.ros.middleware_deadlock import middleware_deadlocked
 from robot_core.ros.parameters import ReadOnlyReasons, declare_specs
 from robot_core.ros.rbc_goals import GoalServer
 from robot_core.ros.rbc_messages import SelectionError, expand_selection, joint_state_values
@@ -926,10 +927,12 @@ def _run(args: list[str] | None) -> int:
         stop.set()
         if node is not None:
             node.close_processes()
-            node.destroy_instances()
-            node.instance_executor.shutdown(timeout_sec=1.0)
-            node.destroy_node()
-        rclpy.try_shutdown()
+        if not middleware_deadlocked(rclpy.logging.get_logger(NODE_NAME)):
+            if node is not None:
+                node.destroy_instances()
+                node.instance_executor.shutdown(timeout_sec=1.0)
+                node.destroy_node()
+            rclpy.try_shutdown()
     return code
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from robot_core.ros.graph_exit import leave_graph
+from robot_core.ros.middleware_deadlock import middleware_deadlocked
 from robot_core.ros.node_main import SHUTDOWN, finish, is_node_script
 from robot_core.yaml_guard import YamlLimitError, safe_load_checked
 
@@ -379,7 +380,7 @@ def _run(argv: Sequence[str] | None, unspawner: bool) -> int:
         # should it hang, the process ends without destroying them (finish() leaves with os._exit).
         executor.shutdown(timeout_sec=5.0)
         spin.join(timeout=5.0)
-        if not spin.is_alive():
+        if not spin.is_alive() and not middleware_deadlocked(log):
             if is_node_script():  # finish() leaves with os._exit: keep the participant (robot_core.ros.graph_exit)
                 leave_graph(node)
             else:

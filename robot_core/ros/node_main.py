@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from robot_core.ros.middleware_deadlock import middleware_deadlocked
 from robot_core.ros.stack_dumps import enable_stack_dumps
 
 # Console scripts (and ros2 run executables) whose process is one robot_core node.
@@ -264,14 +265,14 @@ def run_node(name: str, build: Callable[[], Any], *, args: Sequence[str] | None 
         if spinner is not None:
             spinner.join(timeout=5.0)
         # Destroying a node under a thread still inside rcl_wait can crash; a hung spinner is left to os._exit.
-        if spinner is None or not spinner.is_alive():
+        if spinner is not None and spinner.is_alive():
+            log.warning("the executor did not stop within 5 s; leaving without destroying the node")
+        elif not middleware_deadlocked(log):
             if node is not None:
                 with contextlib.suppress(Exception):
                     node.destroy_node()
             with contextlib.suppress(Exception):
                 rclpy.try_shutdown()
-        else:
-            log.warning("the executor did not stop within 5 s; leaving without destroying the node")
     return code
 
 
