@@ -321,12 +321,12 @@ def _family(pid: int) -> list[int]:
     return sorted(family)
 
 
-def _handles_usr1(pid: int) -> bool:
-    """Whether ``pid`` catches SIGUSR1 (its default action ends the process)."""
+def _catches(pid: int, signum: int) -> bool:
+    """Whether ``pid`` catches ``signum`` (the default action of SIGUSR1 and SIGUSR2 ends the process)."""
     with contextlib.suppress(OSError, ValueError):
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("SigCgt:"):
-                return bool(int(line.split()[1], 16) >> (signal.SIGUSR1 - 1) & 1)
+                return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
     return False
 
 
@@ -338,7 +338,7 @@ def stack_dumps(proc: NodeProcess, timeout: float = 3.0) -> str:
         return ""
     asked: dict[int, tuple[Path, int]] = {}
     for pid in _family(proc.proc.pid):
-        if _handles_usr1(pid):
+        if _catches(pid, signal.SIGUSR1):
             path = Path(folder) / f"{pid}.txt"
             with contextlib.suppress(OSError):
                 before = path.stat().st_size if path.exists() else 0
@@ -431,13 +431,15 @@ class NodeProcess:
     def stop(self, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:
         """Signal the process group, escalate to SIGKILL, and return the exit code."""
         if self.proc.poll() is None:
-            for s, wait in ((sig, timeout), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+            for k, (s, wait) in enumerate(((sig, timeout), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0))):
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.proc.pid, s)
                 try:
                     self.proc.wait(timeout=wait)
                     break
                 except subprocess.TimeoutExpired:
+                    if k == 0:
+                        self._log_c_level_stacks()
                     continue
         # Children that escaped to their own group are still in ours unless they setsid'ed.
         with contextlib.suppress(ProcessLookupError):
@@ -446,6 +448,27 @@ class NodeProcess:
         self.output()  # the last lines, read before the reader closes
         self._reader.close()
         return self.proc.returncode
+
+    def _log_c_level_stacks(self) -> None:
+        """A node that ignored its stop signal usually has its interpreter held by a thread blocked in C: its
+        SIGUSR2 dump (faulthandler's, which needs no interpreter lock) goes into its log, for the failure report."""
+        folder = os.environ.get("ROBOT_CORE_STACKS_DIR")
+        if not folder or not _catches(self.proc.pid, signal.SIGUSR2):
+            return
+        path = Path(folder) / f"{self.proc.pid}.txt"
+        with contextlib.suppress(OSError):
+            before = path.stat().st_size if path.exists() else 0
+            os.kill(self.proc.pid, signal.SIGUSR2)
+            deadline = time.monotonic() + 2.0
+            while time.monotonic() < deadline and (not path.exists() or path.stat().st_size == before):
+                time.sleep(0.05)
+            time.sleep(0.2)  # written in pieces
+            with path.open("rb") as f:
+                f.seek(before)
+                dump = f.read().decode("utf-8", "replace")
+            self._log.write(f"\n[test harness] {self.name} ignored its stop signal; its threads (C-level "
+                            f"dump):\n{dump}\n")
+            self._log.flush()
 
     def __enter__(self) -> NodeProcess:
         return self

@@ -310,12 +310,9 @@ def test_description_from_topic_and_sigterm_exit(processes, ros):
                                            durability=DurabilityPolicy.TRANSIENT_LOCAL))
     pub.publish(String(data=(URDF_DIR / "planar2.urdf").read_text()))
     proc.wait_for_output("simulator ready: robot 'planar2'", timeout=30)
-    # Done with the publisher while its reader is alive: Fast DDS deleting a reliable writer whose (large,
-    # fragmented) sample a reader that has since exited never acknowledged once hung the fixture teardown.
-    from rclpy.duration import Duration
-
-    assert pub.wait_for_all_acked(Duration(seconds=10)), "the simulator never acknowledged the description"
-    node.destroy_publisher(pub)
+    # The publisher stays until the simulator has gone. Deleting it here, right after the acknowledgements, once
+    # froze the simulator (it ignored the SIGTERM below): its reader of this writer is where Fast DDS's discovery
+    # deadlock can catch a process (eProsima/Fast-DDS#6502, robot_core/ros/middleware_deadlock.py).
     sim = SimClient(ros, "topic_client")
     sim.wait_connected()
     assert sim.status[-1].paused
