@@ -148,6 +148,7 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
         self.io = HardwareIo(self.context, f"_{self.get_name()}_hardware_io", self.get_namespace(),
                              clock_from_topic=self.mode != "embedded",
                              clock_topic=self.resolve_topic_name("/clock"))
+        self.io.node_clock_period = 1.0 / self.update_rate if self.update_rate > 0 else 0.0
         self.io.share_clock(self)
         self._description_sub = None
         description = self._initial_description()

@@ -8,8 +8,11 @@ loop itself. So:
 * the robot's joint states (topic-based protocol) are *polled*: their subscriptions live on an internal node
   that no executor spins, and the control loop takes every queued message at the start of each cycle
   (:meth:`HardwareIo.poll`) -- a hardware read, with no thread hop and no executor in the way;
-* ``/clock`` (which must wake the loop when simulated time advances) is received by another internal node
-  (``_<manager>_hardware_io``, hidden, no parameter services) spun by a single-threaded executor of its own.
+* ``/clock`` (which must wake the loop when simulated time advances) is subscribed on that same unspun node and
+  taken by a thread of its own that waits on that one subscription with a bare rclpy wait set (an executor
+  rebuilding its wait set at every tick doubled that thread's CPU). Low-rate traffic of the hardware (the
+  command publishers' matched events) goes through another internal node (``_<manager>_hardware_io``, hidden, no
+  parameter services) spun by a single-threaded executor of its own.
 
 Nodes that run with ``use_sim_time`` normally each subscribe ``/clock``; :meth:`HardwareIo.share_clock` removes
 that per-node subscription and feeds the node's clock from the one subscription here instead, so
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,11 +35,21 @@ from robot_core.ros.namespaces import absolute_names_warning
 from robot_core.ros.refused_publish import RefusedPublishes, publish_error
 
 
+def _bare_wait_set() -> Any:
+    """rclpy's wait set class, under the executors (None if this rclpy has no such thing)."""
+    try:
+        from rclpy.impl.implementation_singleton import rclpy_implementation
+    except ImportError:
+        return None
+    return getattr(rclpy_implementation, "WaitSet", None)
+
+
 class HardwareIo:
     def __init__(self, context: Any, name: str, namespace: str = "", clock_from_topic: bool = True,
                  clock_topic: str = "/clock"):
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
+        from rclpy.guard_condition import GuardCondition
         from rclpy.parameter import Parameter
 
         self.node = rclpy.create_node(name, context=context, namespace=namespace or None,
@@ -51,6 +65,19 @@ class HardwareIo:
         self._clock_listeners: list[Callable[[float], None]] = []
         self._time_sources: list[Any] = []
         self._clock_sub = None
+        self._clock_owner = self.node  # the node of _clock_sub
+        self._clock_thread: threading.Thread | None = None  # takes /clock (see _wait_for_clock)
+        self._clock_stop = threading.Event()
+        self._clock_wake = GuardCondition(None, None, context=context)  # wakes that thread to stop
+        # Seconds of /clock time between two updates of the shared node clocks (0: at every message). Each update
+        # wakes the manager's main executor once per action server (rcl_action's goal-expiry timer runs on the
+        # node's clock and is woken by every time jump): at 500 /clock messages a second that executor spent a
+        # quarter of a core rebuilding its wait set. The manager sets its cycle period here, so the controllers'
+        # node clocks advance at least once per update, as the loop's own time does; when /clock goes quiet they
+        # catch up with its last message within 0.1 s.
+        self.node_clock_period = 0.0
+        self._shared_t = float("-inf")
+        self._unshared: Any = None  # the newest /clock message not yet given to the node clocks
         self.clock_from_topic = clock_from_topic  # False: the manager itself makes the time (embedded simulator)
         # The manager's own resolution of /clock: these nodes ignore the process's remap rules (they are not the
         # manager), so a `-r /clock:=/arm1/clock` given to the manager reaches them through this name.
@@ -176,10 +203,65 @@ class HardwareIo:
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from rosgraph_msgs.msg import Clock
 
-        if self._clock_sub is None and self.clock_from_topic:
-            self._clock_sub = self.node.create_subscription(
-                Clock, self.clock_topic, self._on_clock,
-                QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+        if self._clock_sub is not None or not self.clock_from_topic:
+            return
+        qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+        sub = self.poll_node.create_subscription(Clock, self.clock_topic, lambda _msg: None, qos)
+        if not (hasattr(sub, "handle") and hasattr(sub.handle, "take_message") and _bare_wait_set() is not None):
+            # an rclpy without these: /clock through the io executor
+            self.poll_node.destroy_subscription(sub)
+            self._clock_sub = self.node.create_subscription(Clock, self.clock_topic, self._on_clock, qos)
+            self._clock_owner = self.node
+            return
+        self._clock_sub, self._clock_owner = sub, self.poll_node
+        self._clock_stop.clear()
+        self._clock_thread = threading.Thread(target=self._wait_for_clock, args=(sub,), name="hardware_io_clock",
+                                              daemon=True)
+        self._clock_thread.start()
+
+    def _wait_for_clock(self, sub: Any) -> None:
+        """Take /clock on a wait set of its own: at 1 kHz an executor's per-wake-up rebuild of its wait set from
+        the node's entities was half of this thread's CPU (doc/benchmarks.md)."""
+        wait_set_class = _bare_wait_set()
+        context = self.poll_node.context
+        wake = self._clock_wake
+        with context.handle:
+            wait_set = wait_set_class(1, 1, 0, 0, 0, 0, context.handle)
+        while not self._clock_stop.is_set() and context.ok():
+            try:
+                with sub.handle, wake.handle:
+                    wait_set.clear_entities()
+                    wait_set.add_subscription(sub.handle)
+                    wait_set.add_guard_condition(wake.handle)
+                    wait_set.wait(100_000_000)  # ns: the stop flag is looked at least this often
+                    taken = 0
+                    while not self._clock_stop.is_set():
+                        got = sub.handle.take_message(sub.msg_type, False)
+                        if got is None:
+                            break
+                        self._on_clock(got[0])
+                        taken += 1
+                if not taken:
+                    self._share_unshared()
+            except Exception as exc:  # the context or the subscription went away under it: end quietly then
+                if self._clock_stop.is_set() or not context.ok():
+                    return
+                self.node.get_logger().error(f"hardware io /clock: {type(exc).__name__}: {exc}")
+                time.sleep(0.01)
+
+    def _stop_clock_thread(self, timeout: float) -> bool:
+        """End the /clock thread; False if it did not end within ``timeout``."""
+        thread = self._clock_thread
+        if thread is None:
+            return True
+        self._clock_stop.set()
+        with contextlib.suppress(Exception):
+            self._clock_wake.trigger()
+        thread.join(timeout=timeout)
+        if thread.is_alive():
+            return False
+        self._clock_thread = None
+        return True
 
     def on_clock(self, listener: Callable[[float], None]) -> None:
         """Call ``listener(seconds)`` for every /clock message."""
@@ -209,8 +291,8 @@ class HardwareIo:
     def use_own_clock(self) -> None:
         """This process makes the time (embedded simulator): stop listening to /clock."""
         self.clock_from_topic = False
-        if self._clock_sub is not None:
-            self.node.destroy_subscription(self._clock_sub)
+        if self._clock_sub is not None and self._stop_clock_thread(5.0):
+            self._clock_owner.destroy_subscription(self._clock_sub)
             self._clock_sub = None
 
     def deliver_clock(self, msg: Any) -> None:
@@ -220,13 +302,30 @@ class HardwareIo:
     def _on_clock(self, msg: Any) -> None:
         t = conv.time_to_seconds(msg.clock)
         with self._lock:
-            sources = list(self._time_sources)
             listeners = list(self._clock_listeners)
+            share = (self.node_clock_period <= 0.0 or not t - self._shared_t < self.node_clock_period
+                     or t < self._shared_t)
+            self._unshared = None if share else msg
+        if share:
+            self._share(msg, t)
+        for listener in listeners:
+            listener(t)
+
+    def _share(self, msg: Any, t: float) -> None:
+        """Set every shared node clock to ``msg``'s time."""
+        with self._lock:
+            sources = list(self._time_sources)
+            self._shared_t = t
         for ts in sources:
             with contextlib.suppress(Exception):
                 ts.clock_callback(msg)
-        for listener in listeners:
-            listener(t)
+
+    def _share_unshared(self) -> None:
+        """/clock went quiet (paused, stepping): the node clocks catch up with its last message."""
+        with self._lock:
+            msg, self._unshared = self._unshared, None
+        if msg is not None:
+            self._share(msg, conv.time_to_seconds(msg.clock))
 
     def shutdown(self, timeout: float = 5.0) -> bool:
         """Stop the /clock executor, join its thread, then destroy the nodes; False if the thread did not end
@@ -234,8 +333,10 @@ class HardwareIo:
         with contextlib.suppress(Exception):
             self._executor.shutdown(timeout_sec=1.0)
         self._thread.join(timeout=timeout)
-        if self._thread.is_alive():
+        if self._thread.is_alive() or not self._stop_clock_thread(timeout):
             return False
+        with contextlib.suppress(Exception):
+            self._clock_wake.destroy()
         with contextlib.suppress(Exception):
             self.node.destroy_node()
         with contextlib.suppress(Exception):
