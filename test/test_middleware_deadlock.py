@@ -55,3 +55,26 @@ def test_idle_dds_threads_and_other_threads_blocked_on_a_mutex_are_not_deadlocks
     finally:
         stop.set()
         idler.join(10)
+
+
+def test_a_shutdown_that_finds_the_deadlock_says_so_and_stops_destroying():
+    import logging
+
+    from robot_core.ros import middleware_deadlock as md
+
+    log = logging.getLogger("deadlock_probe_test")
+    records: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(record.getMessage())  # type: ignore[method-assign]
+    log.addHandler(handler)
+    try:
+        assert not md.middleware_deadlocked(log) and md.may_destroy()
+        with thread_blocked_on_a_mutex("dds.ev.test"):
+            found_within()
+            assert md.middleware_deadlocked(log)
+        assert not md.may_destroy()  # found once, it stays found: the participant is not coming back
+        assert md.middleware_deadlocked(log)
+        assert len(records) == 1 and "dds.ev.test" in records[0] and "Fast-DDS#6502" in records[0], records
+    finally:
+        md._FOUND.clear()  # this test's stand-in is gone; the pytest process goes on destroying
+        log.removeHandler(handler)

@@ -58,6 +58,7 @@ from robot_core.ros import realtime
 from robot_core.ros import ros_conversions as conv
 from robot_core.ros.control_loop import ControlLoop, CycleGate, LockstepPacing, SimClockPacing, WallPacing
 from robot_core.ros.hardware_io import HardwareIo
+from robot_core.ros.middleware_deadlock import may_destroy
 from robot_core.ros.outbox import Outbox
 from robot_core.ros.parameters import (
     ReadOnlyReasons,
@@ -756,7 +757,8 @@ class ControllerManagerNode(ReadOnlyReasons, Node):
             if self.executor_ref is not None:
                 with contextlib.suppress(Exception):
                     self.executor_ref.remove_node(adapter.node)
-            adapter.destroy()
+            if may_destroy():  # a deadlocked middleware would block this for good (middleware_deadlock)
+                adapter.destroy()
 
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> list[str]:

@@ -31,6 +31,7 @@ from robot_core.control.messages import JointStateData
 from robot_core.control.topic_based import TopicBasedComponent
 from robot_core.ros import ros_conversions as conv
 from robot_core.ros.message_templates import JointStateBytes
+from robot_core.ros.middleware_deadlock import may_destroy
 from robot_core.ros.namespaces import absolute_names_warning
 from robot_core.ros.refused_publish import RefusedPublishes, publish_error
 
@@ -335,6 +336,8 @@ class HardwareIo:
         self._thread.join(timeout=timeout)
         if self._thread.is_alive() or not self._stop_clock_thread(timeout):
             return False
+        if not may_destroy():  # a deadlocked middleware would block these for good (middleware_deadlock)
+            return True
         with contextlib.suppress(Exception):
             self._clock_wake.destroy()
         with contextlib.suppress(Exception):

@@ -74,10 +74,22 @@ def describe(threads: list[str]) -> str:
             "block for good")
 
 
+_FOUND: list[str] = []  # what middleware_deadlocked found in this process; it stays found
+
+
 def middleware_deadlocked(log: Any) -> bool:
     """True (and said on ``log``, a logger with ``warning``) when this process must not destroy its ROS entities;
-    a node script then leaves with ``os._exit`` as usual (:func:`robot_core.ros.node_main.finish`)."""
-    threads = deadlocked_middleware_threads()
-    if threads:
+    a node script then leaves with ``os._exit`` as usual (:func:`robot_core.ros.node_main.finish`). Called once
+    as a shutdown begins; later destroy calls ask :func:`may_destroy`."""
+    if not _FOUND:
+        threads = deadlocked_middleware_threads()
+        if not threads:
+            return False
+        _FOUND[:] = threads
         log.warning(describe(threads))
-    return bool(threads)
+    return True
+
+
+def may_destroy() -> bool:
+    """False once :func:`middleware_deadlocked` found this process's middleware deadlocked."""
+    return not _FOUND

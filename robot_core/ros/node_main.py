@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from robot_core.ros.middleware_deadlock import middleware_deadlocked
+from robot_core.ros.middleware_deadlock import may_destroy, middleware_deadlocked
 from robot_core.ros.stack_dumps import enable_stack_dumps
 
 # Console scripts (and ros2 run executables) whose process is one robot_core node.
@@ -254,6 +254,7 @@ def run_node(name: str, build: Callable[[], Any], *, args: Sequence[str] | None 
             log.info(f"shutting down ({SHUTDOWN.describe()})")
     finally:
         SHUTDOWN.request()  # from here on, signals change nothing
+        middleware_deadlocked(log)  # before stop(): it destroys internal nodes too (see may_destroy)
         if node is not None and stop is not None:
             try:
                 stop(node)
@@ -267,7 +268,7 @@ def run_node(name: str, build: Callable[[], Any], *, args: Sequence[str] | None 
         # Destroying a node under a thread still inside rcl_wait can crash; a hung spinner is left to os._exit.
         if spinner is not None and spinner.is_alive():
             log.warning("the executor did not stop within 5 s; leaving without destroying the node")
-        elif not middleware_deadlocked(log):
+        elif may_destroy():
             if node is not None:
                 with contextlib.suppress(Exception):
                     node.destroy_node()

@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from robot_core.ros.middleware_deadlock import may_destroy
+
 
 class PolledSubscription:
     """``msg_type`` on ``topic`` (as ``owner`` resolves it), delivered to ``callback(msg, arrived)`` by
@@ -68,4 +70,5 @@ class PolledSubscription:
             taken += 1
 
     def destroy(self) -> None:
-        self.node.destroy_node()
+        if may_destroy():  # a deadlocked middleware would block this for good (middleware_deadlock)
+            self.node.destroy_node()
