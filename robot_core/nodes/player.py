@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from robot_core.ros.middleware_deadlock import middleware_deadlocked
 from robot_core.ros.recording import (
     RecordingError,
     RecordingIndex,
@@ -83,8 +84,9 @@ def play(path: str | Path, *, rate: float = 1.0, loop: bool = False, stop: threa
             if not loop or stop.is_set():
                 break
     finally:
-        node.destroy_node()
-        context.try_shutdown()
+        if not middleware_deadlocked(node.get_logger()):
+            node.destroy_node()
+            context.try_shutdown()
     return 0
 
 

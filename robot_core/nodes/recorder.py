@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from robot_core.ros.middleware_deadlock import middleware_deadlocked
 from robot_core.ros.recording import (
     McapRecordingWriter,
     QosInfo,
@@ -141,11 +142,12 @@ def record(output: str | Path, topics: Sequence[str] | None = None, *, images: b
             executor.spin_once(timeout_sec=0.1)
     finally:
         writer.close()
-        if recorder is not None:
-            executor.remove_node(recorder.node)
-            recorder.node.destroy_node()
-        executor.shutdown(timeout_sec=1)
-        context.try_shutdown()
+        if not middleware_deadlocked(rclpy.logging.get_logger("recorder")):
+            if recorder is not None:
+                executor.remove_node(recorder.node)
+                recorder.node.destroy_node()
+            executor.shutdown(timeout_sec=1)
+            context.try_shutdown()
         for s, handler in old.items():
             signal.signal(s, handler)
     total = sum(writer.counts.values())

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from robot_core.ros.middleware_deadlock import middleware_deadlocked
+
 DRAW_PERIOD = 1.0 / 30.0
 WAIT_REPORT_PERIOD = 5.0
 STEP_SIZE = 10  # steps of the simulator node, control cycles of the embedded controller manager
@@ -594,8 +596,10 @@ def serve(*, robot: str | None = None, port: int = 8080, host: str = "127.0.0.1"
             spinner.join(timeout=3)
         if view is not None:
             view.page.stop()
-            view.node.destroy_node()
-        context.try_shutdown()
+        if not middleware_deadlocked(rclpy.logging.get_logger("view")):
+            if view is not None:
+                view.node.destroy_node()
+            context.try_shutdown()
         for s, handler in old.items():
             signal.signal(s, handler)
     return 0
