@@ -266,7 +266,10 @@ def test_a_service_the_spawner_does_not_call_is_not_waited_for(ros):
     code, out = finish(spawner("some_controller", "-c", "/noparams/controller_manager"))
     assert code == 0, out
     assert "Configured and activated some_controller" in out
+    # 30 s: list_controllers must be answered first, and a full run beside two busy loops once took over 10 s
+    # to discover this spawner's reply reader (three requests unanswered)
     code, out = finish(NodeProcess.console_script("spawner", "typed_controller", "-c", "/noparams/controller_manager",
-                                                  "-t", "some_pkg/SomeType", "--controller-manager-timeout", "10"))
+                                                  "-t", "some_pkg/SomeType", "--controller-manager-timeout", "30"),
+                       timeout=120)
     assert code == 1, out
-    assert ("service '/noparams/controller_manager/set_parameters' did not appear within 10 s") in out, out
+    assert ("service '/noparams/controller_manager/set_parameters' did not appear within 30 s") in out, out
