@@ -31,6 +31,7 @@ def test_ppo_beats_random_policy_fivefold_on_state_cartpole(report):
     model = training.make_ppo(CARTPOLE_ID, {}, seed=0, n_envs=8)
     model.learn(TRAIN_STEPS)
     took = time.perf_counter() - start
+    assert model.logger.dir is None  # no empty SB3-<date> folder left in the temporary directory per training
     learned = float(np.mean([n for n, _ in training.evaluate(model, gym.make(CARTPOLE_ID), 10, seed=1000)]))
     report("ppo_cartpole", f"{TRAIN_STEPS} steps in {took:.1f} s: mean length {learned:.1f} vs random {baseline:.1f}"
            f" ({learned / baseline:.1f}x)")

@@ -73,9 +73,20 @@ def make_ppo(env_id: str, env_kwargs: dict[str, Any], *, seed: int = 0, n_envs: 
     torch.set_num_threads(threads)
     vec = make_vec(env_id, env_kwargs, n_envs, seed)
     if is_image_space(vec.observation_space):
-        return PPO("CnnPolicy", vec, seed=seed, n_steps=64, batch_size=64, verbose=0, device="cpu",
-                   policy_kwargs={"features_extractor_class": _torch_nn(), "normalize_images": True})
-    return PPO("MlpPolicy", vec, seed=seed, verbose=0, device="cpu", **FAST_PPO)
+        return _without_log_folder(PPO("CnnPolicy", vec, seed=seed, n_steps=64, batch_size=64, verbose=0,
+                                       device="cpu", policy_kwargs={"features_extractor_class": _torch_nn(),
+                                                                    "normalize_images": True}))
+    return _without_log_folder(PPO("MlpPolicy", vec, seed=seed, verbose=0, device="cpu", **FAST_PPO))
+
+
+def _without_log_folder(model: Any) -> Any:
+    """stable-baselines3's default logger makes an empty ``SB3-<date>`` folder in the temporary directory at every
+    ``learn()``, even with ``verbose=0``; these models print nothing through it, so they get one that writes
+    nowhere."""
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def load_policy(path: str | Path, env_id: str, env_kwargs: dict[str, Any], *, seed: int = 0,
@@ -98,7 +109,8 @@ def load_policy(path: str | Path, env_id: str, env_kwargs: dict[str, Any], *, se
                               .splitlines()[0]) from exc
     vec = make_vec(env_id, env_kwargs, n_envs, seed)
     check_spaces(p, env_id, model.observation_space, model.action_space, vec.observation_space, vec.action_space)
-    return PPO.load(p, env=vec, device="cpu")  # again, on this vector (its size may differ from the saved one)
+    # again, on this vector (its size may differ from the saved one)
+    return _without_log_folder(PPO.load(p, env=vec, device="cpu"))
 
 
 def check_spaces(path: Path, env_id: str, policy_obs: gym.Space, policy_act: gym.Space, env_obs: gym.Space,
