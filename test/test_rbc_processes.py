@@ -70,9 +70,13 @@ def test_a_reacher_process_serves_its_node_reaches_and_ends_on_destroy(client, r
     assert result.success, result.message
     released = client.call(client.release, Trigger.Request())
     assert released.success, released.message
-    with client.servo.lock:
-        q = list(client.servo.q)
-    assert abs(q[0] - 0.3) < 0.01 and abs(q[1] + 0.2) < 0.01
+    # the servo (this process) may take the last commands a moment after the goal's result: wait for them
+    def at_goal() -> bool:
+        with client.servo.lock:
+            q = list(client.servo.q)
+        return abs(q[0] - 0.3) < 0.01 and abs(q[1] + 0.2) < 0.01
+
+    wait_for(at_goal, 10, "the servo's joints at the goal")
     assert client.l2_ctrl("destroy_re", name="JR0").success
     assert list(client.l2_ctrl("list_re").names) == []
     wait_for(lambda: process_gone(pid), 30, f"instance process {pid} to end after destroy_re")
