@@ -15,6 +15,7 @@ from gymnasium.utils.env_checker import check_env
 
 import robot_core.rl
 from robot_core.rl import REACH_ID, ReachEnv, RenderUnavailableError
+from robot_core.rl.reach_env import as_columns
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -373,3 +374,10 @@ def test_batched_reach_renders_each_env():
     assert len(frames) == 2 and all(f.shape == (48, 64, 3) and f.dtype == np.uint8 for f in frames)
     assert not np.array_equal(frames[0], frames[1])  # two arms, two targets
     batch.close()
+
+
+def test_as_columns_is_a_slice_only_for_consecutive_columns():
+    assert as_columns(np.array([3, 4, 5])) == slice(3, 6)
+    for index in ([0, 2, 3], [5, 4], []):
+        assert isinstance(as_columns(np.array(index, dtype=int)), np.ndarray)
+

@@ -134,6 +134,35 @@ def test_batched_cartpole_matches_single_envs_to_the_bit():
     batch.close()
 
 
+def test_batched_cartpole_staggered_episodes_match_time_limited_single_envs():
+    """Poles fall at different steps, so each env's episode starts at its own step and the episode limit
+    truncates the envs one by one: terminated, truncated, rewards and observations stay the single envs' (each
+    under gym.make's TimeLimit, reset the step after its episode ended, as NEXT_STEP autoreset does)."""
+    n, limit = 4, 15
+    batch = gym.make_vec(CARTPOLE_ID, num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=limit)
+    singles = [gym.make(CARTPOLE_ID, max_episode_steps=limit) for _ in range(n)]
+    obs, _ = batch.reset(seed=40)
+    assert np.array_equal(obs, np.stack([s.reset(seed=40 + i)[0] for i, s in enumerate(singles)]))
+    rng = np.random.default_rng(2)
+    pending = np.zeros(n, dtype=bool)
+    ends: list[tuple[int, int, str]] = []
+    for k in range(120):
+        actions = rng.uniform(-1.0, 1.0, size=(n, 1)).astype(np.float32)
+        obs, reward, terminated, truncated, _ = batch.step(actions)
+        for i, s in enumerate(singles):
+            one = (s.reset()[0], 0.0, False, False) if pending[i] else s.step(actions[i])[:4]
+            assert np.array_equal(obs[i], one[0]), f"step {k} env {i}"
+            assert (reward[i], terminated[i], truncated[i]) == one[1:], f"step {k} env {i}"
+        ends += [(k, int(i), "terminated" if terminated[i] else "truncated")
+                 for i in np.flatnonzero(terminated | truncated)]
+        pending = terminated | truncated
+    batch.close()
+    kinds = {kind for _k, _i, kind in ends}
+    steps_of = {k for k, _i, kind in ends if kind == "truncated"}
+    assert kinds == {"terminated", "truncated"}, ends
+    assert len(steps_of) > 2, f"truncations all at the same steps: {ends}"  # staggered, not all together
+
+
 def test_batched_autoreset_and_truncation():
     """The pushing robot's observation comes from sensors: the batched reset (sensors of the reset states from the
     batch's forward pass on the reset rows) gives the single envs' reset observations to the bit, also at the

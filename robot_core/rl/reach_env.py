@@ -166,7 +166,15 @@ class ReachEnv(RobotEnv):
         m = eng.model
         self._qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in self.joint_names])
         self._dofs = np.array([m.jnt_dofadr[m.joint(n).id] for n in self.joint_names])
+        # evaluate's column selections: a slice where the joints' columns are consecutive (a serial arm's are),
+        # which numpy takes as a view, 1-2 µs a step faster than gathering by index
+        self._qpos_columns, self._qvel_columns = as_columns(self._qadr), as_columns(self._dofs)
         self._command_idx = eng.command_index(self.joint_names)
+        # The engine's limits on the controlled joints' commands (effort in torque mode, velocity in velocity
+        # mode), as batch_controls clamps with them: read once, not gathered by index every step.
+        limit = (eng.actuation.effort_limit if action_type == "torque" else eng.actuation.velocity_limit)[
+            self._command_idx]
+        self._command_limits = (-limit, limit.copy())
         self._target_mocap = int(m.body_mocapid[m.body("reach_target").id])
         sensor = m.sensor(END_EFFECTOR_SENSOR)
         adr = int(m.sensor_adr[sensor.id])
@@ -267,26 +275,26 @@ class ReachEnv(RobotEnv):
         n = self._qadr.size
         ee = sensordata[:, self._ee_sensor]
         obs = np.empty((qpos.shape[0], 2 * n + 6), dtype=np.float32)  # fresh: callers keep observations
-        obs[:, :n] = qpos[:, self._qadr]
-        obs[:, n:2 * n] = qvel[:, self._dofs]
+        obs[:, :n] = qpos[:, self._qpos_columns]
+        obs[:, n:2 * n] = qvel[:, self._qvel_columns]
         obs[:, 2 * n:2 * n + 3] = ee
         obs[:, 2 * n + 3:] = targets
         e = ee - targets
-        distance = np.sqrt((e * e).sum(axis=1))
+        distance = np.sqrt(np.add.reduce(e * e, axis=1))  # (ndarray.sum's own reduction, without its wrapper)
         return obs, -distance, distance < self.success_distance, distance
 
     def batch_controls(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Batch of actions ``(N, n)`` -> the controlled joints' ``ctrl`` ``(N, n)`` and, in velocity mode, their
         actuators' constant bias (the engine's loss feed-forward, ``biasprm[:, 0]``), each as the engine's
         actuation writes them for one env in :meth:`step` (clip, scale, effort or velocity limit)."""
-        a = np.clip(actions, self.action_space.low, self.action_space.high) * self.action_scale
+        # np.clip's bits (min of max), without np.clip's Python wrapper: ~3 µs a step
+        a = np.minimum(np.maximum(actions, self.action_space.low), self.action_space.high) * self.action_scale
+        low, high = self._command_limits
+        if self.action_type == "torque":
+            return np.minimum(np.maximum(a, low), high), None
         act = self.engine.actuation
         idx = self._command_idx
-        if self.action_type == "torque":
-            limit = act.effort_limit[idx]
-            return np.minimum(np.maximum(a, -limit), limit), None
-        limit = act.velocity_limit[idx]
-        v = np.minimum(np.maximum(a, -limit), limit)
+        v = np.minimum(np.maximum(a, low), high)
         losses = act.damping[idx] * v + act.frictionloss[idx] * np.sign(v) + 0.0  # + the (zero) effort feed-forward
         return v, losses * (1.0 / act.gear[idx])
 
@@ -357,3 +365,10 @@ class ReachEnv(RobotEnv):
         self.camera.distance = 1.8 * reach
         self.camera.azimuth = 135.0
         self.camera.elevation = -20.0
+
+
+def as_columns(index: np.ndarray) -> slice | np.ndarray:
+    """``index`` as a slice when its entries are consecutive and increasing, else the index array itself."""
+    if index.size and np.array_equal(index, np.arange(index[0], index[0] + index.size)):
+        return slice(int(index[0]), int(index[0]) + index.size)
+    return index
