@@ -12,11 +12,16 @@ Rows:
   ``TimeLimit`` / ``OrderEnforcing`` / ``PassiveEnvChecker`` around an env whose ``step()`` does nothing (with and
   without ``disable_env_checker=True``), timed the same way;
 * the batched path (``BatchedEnv``, ``mujoco.batch`` on all cores) for N = 1, 8, 32 cart-poles and Reach arms
-  vs. N raw ``MjData`` stepped one after the other (``mj_step(nstep=20)`` each, controls written from Python).
-  Ratio = raw time / batched time, the speed-up (target >= 1.8 on 2 cores). Beside it, what the step is made
-  of: the bare ``mujoco.batch.Batch.step(nstep=20)`` on 1 thread and on the env's threads (same rows, no task
-  code), and ``mujoco.rollout`` as the batched path used it before (persistent ``Rollout``, preallocated
-  outputs, ``skip_checks``) on as many threads, timed after the speed-up's pair (not interleaved with it);
+  vs. two anchors stepped one after the other: N raw ``MjData`` (``mj_step(nstep=20)`` each, controls written
+  from Python: the physics alone) and N single envs (unwrapped, each its own ``step()``: what stepping the envs in
+  turn costs, as gymnasium's ``SyncVectorEnv`` does without its wrappers). Ratio = anchor time / batched time,
+  the speed-up (target >= 1.8 on 2 cores; a batch of one has no second core to use). Each function runs in blocks
+  of 4 consecutive steps, each step timed, the fastest kept: the sustained step of a training loop. "1st" is the
+  fastest first step of a block, right after an anchor's block ran on one thread: it also wakes the batch's
+  second thread. Beside them, what the step is made of: the bare ``mujoco.batch.Batch.step(nstep=20)`` on 1
+  thread and on the env's threads (same rows, no task code), and ``mujoco.rollout`` as the batched path used it
+  before (persistent ``Rollout``, preallocated outputs, ``skip_checks``) on as many threads, timed after the
+  speed-up's triple (not interleaved with it);
 * the visual cart-pole's image observation per frame vs. ``mujoco.Renderer`` rendering the same camera at the
   same size;
 * PPO (stable-baselines3, 8 envs, seed 0) wall time until its deterministic mean episode length on the state
@@ -54,6 +59,25 @@ def per_call(fns: list, calls: int, rounds: int = 9) -> list[float]:
                 fn()
             best[i] = min(best[i], (time.perf_counter() - start) / calls)
     return best
+
+
+def per_step(fns: list, block: int, rounds: int) -> tuple[list[float], list[float]]:
+    """Seconds of one call of each of ``fns``: blocks of ``block`` consecutive calls, each call timed, taken in
+    turn ``rounds`` times; per function the fastest call of all, and the fastest first call of a block (a call
+    right after another function's block). The fastest call is the step a loaded machine left alone, the way
+    :func:`per_call`'s fastest window is, without a window's one slow call in it."""
+    best, first = [float("inf")] * len(fns), [float("inf")] * len(fns)
+    clock = time.perf_counter
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            for k in range(block):
+                start = clock()
+                fn()
+                took = clock() - start
+                best[i] = min(best[i], took)
+                if k == 0:
+                    first[i] = min(first[i], took)
+    return best, first
 
 
 def model_and_ctrl(env: gym.Env) -> tuple[mujoco.MjModel, mujoco.MjData, int]:
@@ -129,9 +153,9 @@ def step_rows(calls: int, rounds: int) -> None:
     print(f"{'null env, disable_env_checker=True':<44}{chains['without'] * 1e6:>10.2f}")
 
 
-def batched_rows(calls: int, rounds: int) -> None:
-    print(f"\n{'one step of each env (us)':<38}{'batched':>9}{'raw seq':>9}{'speed-up':>9}{'env steps/s':>12}"
-          f"{'Batch 1t':>9}{'Batch':>8}{'rollout':>9}")
+def batched_rows(steps: int, rounds: int) -> None:
+    print(f"\n{'one step of each env (us)':<36}{'batched':>8}{'raw seq':>8}{'speed-up':>9}{'envs':>8}{'speed-up':>9}"
+          f"{'1st':>8}{'Batch 1t':>9}{'Batch':>7}{'rollout':>8}")
     for env_id, label in ((CARTPOLE_ID, "cart-poles"), (REACH_ID, "Reach arms (torque)")):
         for n in (1, 8, 32):
             batch = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point")
@@ -149,6 +173,17 @@ def batched_rows(calls: int, rounds: int) -> None:
                 for d, c in zip(datas, ctrl, strict=True):
                     d.ctrl[:] = c
                     mujoco.mj_step(m, d, nstep=skip)
+
+            # The other anchor: N single envs (unwrapped, seeded as the batch's), each stepped by its own step()
+            # in turn, the way gymnasium's SyncVectorEnv steps them (without its wrappers and copies).
+            singles = [gym.make(env_id).unwrapped for _ in range(n)]
+            for i, env in enumerate(singles):
+                env.reset(seed=i)
+            action = actions[0]
+
+            def envs(singles=singles, action=action) -> None:
+                for env in singles:
+                    env.step(action)
 
             # What the batched step is made of: the bare engine (mujoco.batch on 1 thread and on the env's
             # threads, same rows and controls, no task code) and mujoco.rollout as the batched path used it
@@ -168,18 +203,23 @@ def batched_rows(calls: int, rounds: int) -> None:
                 pool.rollout(models, scratch, states0, controls, nstep=skip, state=out_state,
                              sensordata=out_sensor, skip_checks=True, chunk_size=chunk)
 
-            # (short batches get more rounds: a min over more windows at no more cost.) The batched path and its
-            # anchor are interleaved with each other only: a thread pool's workers keep a core busy for a while
-            # after its call returns, so a window right after another pool's (the breakdown's engines) ran up to
-            # 1.4x slower (8 cart-poles, quiet machine: 198 instead of 145 us).
-            windows, repeats = max(1, calls // n), max(rounds, 4 * rounds // n)
-            t_batch, t_raw = per_call([lambda b=batch, a=actions: b.step(a), raw], windows, repeats)
-            t_one, t_engine, t_rollout = per_call(
-                [*(lambda e=e, k=skip: e.step(nstep=k) for e in engines), rollout], windows, repeats)
+            # Blocks of `steps` consecutive steps, each step timed: the fastest is the sustained step of a
+            # training loop. The fastest first step of a block ("1st") is a step right after an anchor's block,
+            # which also wakes the batch's second thread: it went to sleep while the anchor ran on one thread.
+            # The batched path is interleaved with its anchors only: a thread pool's workers keep a core busy
+            # for a while after its call returns, so a step right after another pool's (the breakdown's engines)
+            # ran up to 1.4x slower (8 cart-poles, quiet machine: 198 instead of 145 us).
+            repeats = max(rounds, 4 * rounds // n)
+            (t_batch, t_raw, t_envs), (t_first, *_) = per_step(
+                [lambda b=batch, a=actions: b.step(a), raw, envs], steps, repeats)
+            (t_one, t_engine, t_rollout), _ = per_step(
+                [*(lambda e=e, k=skip: e.step(nstep=k) for e in engines), rollout], steps, repeats)
             pool.close()
-            print(f"{f'{n} {label} ({inner.nthread} threads)':<38}{t_batch * 1e6:>9.1f}{t_raw * 1e6:>9.1f}"
-                  f"{t_raw / t_batch:>9.2f}{n / t_batch:>12.0f}{t_one * 1e6:>9.1f}{t_engine * 1e6:>8.1f}"
-                  f"{t_rollout * 1e6:>9.1f}")
+            print(f"{f'{n} {label} ({inner.nthread} threads)':<36}{t_batch * 1e6:>8.1f}{t_raw * 1e6:>8.1f}"
+                  f"{t_raw / t_batch:>9.2f}{t_envs * 1e6:>8.1f}{t_envs / t_batch:>9.2f}{t_first * 1e6:>8.1f}"
+                  f"{t_one * 1e6:>9.1f}{t_engine * 1e6:>7.1f}{t_rollout * 1e6:>8.1f}")
+            for env in singles:
+                env.close()
             batch.close()
 
 
@@ -235,7 +275,7 @@ def main() -> None:
     assert robot_core.rl.ENVIRONMENTS
     # Short windows, many rounds: the more windows, the likelier each function gets some the load left alone.
     step_rows(2, rounds)
-    batched_rows(2, 15 if args.quick else 61)
+    batched_rows(4, 15 if args.quick else 61)
     render_rows(5, rounds // 4)
     if not args.no_ppo:
         ppo_row(20_480 if args.quick else 100_000)
