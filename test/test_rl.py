@@ -380,4 +380,3 @@ def test_as_columns_is_a_slice_only_for_consecutive_columns():
     assert as_columns(np.array([3, 4, 5])) == slice(3, 6)
     for index in ([0, 2, 3], [5, 4], []):
         assert isinstance(as_columns(np.array(index, dtype=int)), np.ndarray)
-

@@ -158,9 +158,9 @@ def test_batched_cartpole_staggered_episodes_match_time_limited_single_envs():
         pending = terminated | truncated
     batch.close()
     kinds = {kind for _k, _i, kind in ends}
-    steps_of = {k for k, _i, kind in ends if kind == "truncated"}
+    truncation_steps = {k for k, _i, kind in ends if kind == "truncated"}
     assert kinds == {"terminated", "truncated"}, ends
-    assert len(steps_of) > 2, f"truncations all at the same steps: {ends}"  # staggered, not all together
+    assert len(truncation_steps) > 2, f"truncations all at the same steps: {ends}"  # staggered, not all together
 
 
 def test_batched_autoreset_and_truncation():
